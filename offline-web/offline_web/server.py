@@ -1,0 +1,184 @@
+"""A loopback-only web server for the offline web: pages under /<host>/<path>, the search engine, test routes.
+
+Every host contains a dot, so a first path segment without one is a service route: /search and /html
+(the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and /_test/...
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import mimetypes
+import threading
+import time
+from collections import deque
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from posixpath import normpath
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from offline_web.corpus import site_dir
+from offline_web.engine import SearchEngine
+from offline_web.sites import Site, match_site
+
+_MAX_DELAY_S = 60.0
+
+
+class OfflineWeb:
+    """Serve `sites` from the corpus cache and the search engine over `index_db` on 127.0.0.1."""
+
+    def __init__(self, sites: list[Site], cache: Path, index_db: Path, port: int = 0) -> None:
+        self.sites = sites
+        self.cache = cache
+        self.engine = SearchEngine(index_db)
+        self.requests: deque[dict] = deque(maxlen=2000)
+        self.stopping = threading.Event()
+        self._httpd = _QuietServer(("127.0.0.1", port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.web = self  # type: ignore[attr-defined]
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> OfflineWeb:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="offline-web", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def requests_to(self, path: str) -> list[dict]:
+        """Logged requests whose path is `path`: what an upstream (searx, a fetcher) actually sent."""
+        return [r for r in list(self.requests) if r["path"] == path]
+
+    def __enter__(self) -> OfflineWeb:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that hangs up (a timed-out engine, a cancelled fetch) is normal here
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "offline-web/1"
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def web(self) -> OfflineWeb:
+        return self.server.web  # type: ignore[attr-defined]
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        split = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        path = unquote(split.path)
+        user_agent = self.headers.get("User-Agent", "")
+        self.web.requests.append({"path": path, "qs": query, "ua": user_agent, "t": time.time()})
+        if "delay_ms" in query:
+            self.web.stopping.wait(min(float(query["delay_ms"] or 0) / 1000, _MAX_DELAY_S))
+        first = path.lstrip("/").split("/", 1)[0]
+        routes = {"healthz": self._healthz, "search": self._search_json, "html": self._search_html, "_test": self._test}
+        if "." not in first:
+            routes.get(first, self._not_found)(path, query)
+        else:
+            self._page(path)
+
+    def _healthz(self, path: str, query: dict[str, str]) -> None:
+        self._send(200, b"OK", "text/plain")
+
+    def _not_found(self, *_: object) -> None:
+        self._send(404, b"not found", "text/plain")
+
+    def _results(self, query: dict[str, str]) -> list[dict]:
+        host = f"http://{self.headers.get('Host', f'127.0.0.1:{self.web.port}')}/"
+        results = self.web.engine.search(
+            query.get("q", ""),
+            category=query.get("cat") or query.get("category") or "general",
+            pageno=int(query["pageno"]) if query.get("pageno", "").isdigit() else 1,
+            time_range=query.get("time_range") or None,
+            honour_operators=query.get("ops") != "ignore",
+        )
+        for r in results:
+            r["url"] = host + r["url"]
+            if "img" in r:
+                r["img"] = host + r["img"]
+        return results
+
+    def _search_json(self, path: str, query: dict[str, str]) -> None:
+        results = self._results(query)
+        body = {"query": query.get("q", ""), "number_of_results": len(results), "results": results}
+        self._send(200, json.dumps(body).encode(), "application/json")
+
+    def _search_html(self, path: str, query: dict[str, str]) -> None:
+        items = "".join(
+            f'<div class="r"><a href="{html.escape(r["url"])}">{html.escape(r["title"])}</a>'
+            f"<p>{html.escape(r['content'])}</p></div>"
+            for r in self._results(query)
+        )
+        self._send(200, f"<html><body>{items}</body></html>".encode(), "text/html; charset=utf-8")
+
+    def _test(self, path: str, query: dict[str, str]) -> None:
+        parts = path.strip("/").split("/")
+        if len(parts) == 3 and parts[1] == "status" and parts[2].isdigit():
+            self._send(int(parts[2]), json.dumps({"error": f"forced status {parts[2]}"}).encode(), "application/json")
+        elif parts[1:] == ["hang"]:
+            self.web.stopping.wait(float(query.get("seconds", 30)))
+        elif parts[1:] == ["log"]:
+            self._send(200, json.dumps(list(self.web.requests)).encode(), "application/json")
+        else:
+            self._not_found()
+
+    def _page(self, path: str) -> None:
+        found = match_site(self.web.sites, path)
+        if found is None:
+            return self._not_found()
+        site, rest = found
+        root = site_dir(self.web.cache, site).resolve()
+        relative = normpath(rest) if rest else "."
+        if relative.startswith(".."):
+            return self._not_found()
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root):  # a symlink out of the package tree
+            return self._not_found()
+        if target.is_dir():
+            if not path.endswith("/"):
+                return self._redirect(path + "/")
+            target = target / "index.html"
+        if not target.is_file():
+            return self._not_found()
+        content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if content_type.startswith("text/"):
+            content_type += "; charset=utf-8"
+        self._send(200, target.read_bytes(), content_type)
+
+    def _redirect(self, location: str) -> None:
+        self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

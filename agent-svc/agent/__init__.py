@@ -1,0 +1,1 @@
+"""agent-svc: the Firecrawl-compatible gateway in front of SearXNG."""

@@ -1,0 +1,88 @@
+"""HTTP routes of agent-svc: parse, call one function, shape the reply. Exposes `app`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from agent.config import Settings, get_settings
+from agent.context import Services
+from agent.errors import UpstreamError, WispError
+from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
+from agent.search import run_search
+from agent.searxng_client import SearxngClient
+
+log = logging.getLogger("agent")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    logging.basicConfig(level=settings.log_level.upper())
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http:
+            searxng = SearxngClient(
+                settings.searxng_url, http, settings.searxng_timeout_s, settings.searxng_config_ttl_s
+            )
+            app.state.services = Services(settings, searxng)
+            yield
+
+    app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
+
+    @app.post("/v2/search")
+    async def search_v2(request: Request) -> JSONResponse:
+        query = parse_request(await request.body(), V2SearchRequest)
+        outcome, ctx = await run_search(query, request.app.state.services)
+        return JSONResponse(v2_response(outcome, query, ctx.timings))
+
+    @app.post("/v1/search")
+    async def search_v1(request: Request) -> JSONResponse:
+        query = parse_request(await request.body(), V1SearchRequest)
+        outcome, _ = await run_search(query, request.app.state.services)
+        return JSONResponse(v1_response(outcome))
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz(request: Request) -> JSONResponse:
+        searxng: SearxngClient = request.app.state.services.searxng
+        try:
+            await searxng.ping()
+        except UpstreamError as e:
+            return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url})
+
+    _install_error_handlers(app)
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(WispError)
+    async def wisp_error(_: Request, error: WispError) -> JSONResponse:
+        if error.status >= 500:
+            log.warning("%s: %s", type(error).__name__, error.message)
+        return JSONResponse(error_body(error), status_code=error.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        message = f"{request.method} {request.url.path}: {error.detail}"
+        return JSONResponse({"success": False, "error": message}, status_code=error.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
+        return JSONResponse({"success": False, "error": message}, status_code=500)
+
+
+app = create_app()

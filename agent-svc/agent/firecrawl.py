@@ -1,0 +1,273 @@
+"""Firecrawl's /v2/search and /v1/search wire formats: request models, response shapes, error envelope.
+
+Lenient where Firecrawl's clients need it (unknown keys, mixed string/object arrays, nulls), strict on
+the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from agent.context import SearchOutcome
+from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, WispError
+from agent.query import SearchQuery, SourceRequest
+from agent.searxng_client import Hit
+from agent.timings import StageTimings
+from agent.translation import CATEGORY_ALIASES, category_label, normalize_domains
+
+log = logging.getLogger(__name__)
+
+RetrievalMode = Literal["keyword", "semantic", "hybrid", "vector", "hybrid_vector"]
+SearchType = Literal["fast", "rich"]
+
+
+def _typed_items(value: Any) -> Any:
+    """Firecrawl sends sources, categories and formats as strings, `{type}` objects, or (JS SDK) a mix."""
+    if value is None or not isinstance(value, list):
+        return value
+    items = []
+    for item in value:
+        if isinstance(item, str):
+            items.append({"type": item})
+        elif isinstance(item, dict) and isinstance(item.get("type"), str):
+            items.append(item)
+        else:
+            raise ValueError('each item must be a string or an object with a string "type"')
+    return items
+
+
+def _string_list(value: Any) -> Any:
+    """`engines` may be a list or SearXNG's own comma-separated string."""
+    return [e.strip() for e in value.split(",") if e.strip()] if isinstance(value, str) else value
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class SourceObject(_Lenient):
+    type: StrictStr = Field(min_length=1)
+    tbs: StrictStr | None = None
+    filter: StrictStr | None = None
+    lang: StrictStr | None = None
+    country: StrictStr | None = None
+    location: StrictStr | None = None
+
+
+class CategoryObject(_Lenient):
+    type: StrictStr = Field(min_length=1)
+
+
+class ScrapeOptions(_Lenient):
+    """Accepted with every key the SDKs add; page scraping itself is not part of keyword search yet."""
+
+    formats: Annotated[list[dict[str, Any]] | None, BeforeValidator(_typed_items)] = None
+    onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
+    removeBase64Images: StrictBool | None = None  # noqa: N815
+    fastMode: StrictBool | None = None  # noqa: N815
+    blockAds: StrictBool | None = None  # noqa: N815
+    storeInCache: StrictBool | None = None  # noqa: N815
+    maxAge: StrictInt | None = Field(None, ge=0)  # noqa: N815
+    mobile: StrictBool | None = None
+    timeout: StrictInt | None = Field(None, gt=0)
+    waitFor: StrictInt | None = Field(None, ge=0)  # noqa: N815
+
+    def format_names(self) -> list[str]:
+        return [str(f["type"]) for f in self.formats or []]
+
+
+class _SearchRequestBase(_Lenient):
+    query: StrictStr = Field(min_length=1)
+    tbs: StrictStr | None = None
+    filter: StrictStr | None = None
+    lang: StrictStr | None = None
+    country: StrictStr | None = None
+    location: StrictStr | None = None
+    timeout: StrictInt | None = Field(None, gt=0)
+    ignoreInvalidURLs: StrictBool | None = None  # noqa: N815
+    scrapeOptions: ScrapeOptions | None = None  # noqa: N815
+    origin: StrictStr | None = None
+    integration: StrictStr | None = None
+
+    def _base_query(self, limit: int, **extra: Any) -> SearchQuery:
+        if not self.query.strip():
+            raise BadRequest("query must not be blank")
+        return SearchQuery(
+            query=self.query,
+            limit=limit,
+            tbs=self.tbs,
+            lang=self.lang or "en",
+            # Firecrawl defaults country to "us" only when neither country nor location is given
+            country=self.country or (None if self.location else "us"),
+            timeout_ms=self.timeout or 60_000,
+            ignore_invalid_urls=bool(self.ignoreInvalidURLs),
+            scrape_formats=self.scrapeOptions.format_names() if self.scrapeOptions else [],
+            **extra,
+        )
+
+
+class V2SearchRequest(_SearchRequestBase):
+    limit: StrictInt | None = Field(None, ge=1, le=100)
+    sources: Annotated[list[SourceObject] | None, BeforeValidator(_typed_items)] = None
+    categories: Annotated[list[CategoryObject] | None, BeforeValidator(_typed_items)] = None
+    includeDomains: list[StrictStr] | None = None  # noqa: N815
+    excludeDomains: list[StrictStr] | None = None  # noqa: N815
+    safe: StrictBool | None = None
+    highlights: StrictBool | None = None
+    enterprise: list[StrictStr] | None = None
+    asyncScraping: StrictBool | None = None  # noqa: N815
+    threatProtection: dict[str, Any] | None = None  # noqa: N815
+    domainTools: StrictBool | None = None  # noqa: N815
+    toolDetail: StrictStr | None = None  # noqa: N815
+    # Wisp's extensions (seed 003, seed 000's per-request engine override)
+    retrieval_mode: RetrievalMode | None = None
+    search_type: SearchType | None = None
+    engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
+
+    def to_query(self) -> SearchQuery:
+        if self.includeDomains and self.excludeDomains:
+            raise BadRequest("includeDomains and excludeDomains cannot be used together")
+        sources = [SourceRequest(s.type, s.tbs, s.lang, s.country) for s in self.sources or []]
+        categories = [CATEGORY_ALIASES.get(c.type, c.type) for c in self.categories or []]
+        return self._base_query(
+            self.limit or V2_DEFAULT_LIMIT,
+            sources=_unique_sources(sources) or [SourceRequest("web")],
+            categories=list(dict.fromkeys(categories)),
+            safe=self.safe,
+            include_domains=normalize_domains(self.includeDomains or [], "includeDomains"),
+            exclude_domains=normalize_domains(self.excludeDomains or [], "excludeDomains"),
+            engines=list(dict.fromkeys(self.engines or [])),
+            retrieval_mode=self.retrieval_mode or "keyword",
+            search_type=self.search_type or "fast",
+        )
+
+
+class V1SearchRequest(_SearchRequestBase):
+    limit: StrictInt | None = Field(None, ge=1, le=100)
+
+    def to_query(self) -> SearchQuery:
+        return self._base_query(self.limit or V1_DEFAULT_LIMIT)
+
+
+V2_DEFAULT_LIMIT = 10  # current upstream code (the docs still say 5); the sync Python SDK leaves it to us
+V1_DEFAULT_LIMIT = 5
+
+
+def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest]) -> SearchQuery:
+    """Raw body → SearchQuery; raises InvalidJson, InvalidRequestBody (with zod-like details) or BadRequest."""
+    try:
+        body = json.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidJson() from None
+    if not isinstance(body, dict):
+        raise InvalidRequestBody([_issue("invalid_type", [], "Invalid input: expected object")])
+    try:
+        request = model.model_validate(body)
+    except ValidationError as e:
+        raise InvalidRequestBody([_issue_of(error) for error in e.errors()]) from None
+    if request.model_extra:
+        log.info("ignoring unknown request keys: %s", sorted(request.model_extra))
+    return request.to_query()
+
+
+def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTimings) -> dict[str, Any]:
+    data = {
+        source: [_item(source, hit, position, query.categories) for position, hit in enumerate(hits, 1)]
+        for source, hits in outcome.buckets.items()
+    }
+    body: dict[str, Any] = {"success": True, "data": data, "creditsUsed": 0, "id": new_id()}
+    if outcome.warnings:
+        body["warning"] = "; ".join(outcome.warnings)
+    body["timings_ms"] = timings.as_dict()
+    return body
+
+
+def v1_response(outcome: SearchOutcome) -> dict[str, Any]:
+    hits = outcome.buckets.get("web", [])
+    warnings = list(outcome.warnings) if hits else ["No search results found", *outcome.warnings]
+    body: dict[str, Any] = {
+        "success": True,
+        "data": [{"url": h.url, "title": h.title, "description": h.content} for h in hits],
+        "id": new_id(),
+    }
+    if warnings:
+        body["warning"] = "; ".join(warnings)
+    return body
+
+
+def error_body(error: WispError) -> dict[str, Any]:
+    """The one mapping from an exception to Firecrawl's error envelope."""
+    body: dict[str, Any] = {"success": False, "error": error.message}
+    if error.code:
+        body["code"] = error.code
+    if error.details is not None:
+        body["details"] = error.details
+    return body
+
+
+def new_id() -> str:
+    """A UUIDv7 (time-ordered), as Firecrawl's search ids are."""
+    millis = time.time_ns() // 1_000_000
+    value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
+    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
+    return str(uuid.UUID(int=value))
+
+
+def _item(source: str, hit: Hit, position: int, categories: list[str]) -> dict[str, Any]:
+    if source == "news":
+        item: dict[str, Any] = {"title": hit.title, "url": hit.url, "snippet": hit.content}
+        if hit.published:
+            item["date"] = hit.published.isoformat()
+        if image := hit.thumbnail or hit.img_src:
+            # snake_case twin: firecrawl-py's async client does not map imageUrl (contract §4.1)
+            item["imageUrl"] = item["image_url"] = image
+    elif source == "images":
+        item = {"title": hit.title, "imageUrl": hit.img_src or hit.thumbnail or hit.url, "url": hit.url}
+        item["image_url"] = item["imageUrl"]
+        if hit.resolution:
+            item["imageWidth"] = item["image_width"] = hit.resolution[0]
+            item["imageHeight"] = item["image_height"] = hit.resolution[1]
+    else:
+        item = {"url": hit.url, "title": hit.title, "description": hit.content}
+    item["position"] = position
+    if source != "images" and (label := category_label(hit.url, categories)):
+        item["category"] = label
+    return item
+
+
+def _unique_sources(sources: list[SourceRequest]) -> list[SourceRequest]:
+    """One bucket per source type; the first object of a type wins."""
+    seen: dict[str, SourceRequest] = {}
+    for source in sources:
+        seen.setdefault(source.type, source)
+    return list(seen.values())
+
+
+# pydantic error types → the zod issue codes Firecrawl's clients know
+_ZOD_CODES = {
+    "missing": "invalid_type", "string_type": "invalid_type", "int_type": "invalid_type", "bool_type": "invalid_type",
+    "list_type": "invalid_type", "dict_type": "invalid_type", "model_type": "invalid_type",
+    "int_from_float": "invalid_type", "greater_than": "too_small", "greater_than_equal": "too_small",
+    "string_too_short": "too_small", "less_than": "too_big", "less_than_equal": "too_big",
+    "literal_error": "invalid_value",
+}
+
+
+def _issue_of(error: dict[str, Any]) -> dict[str, Any]:
+    path = list(error["loc"])
+    message = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "missing":
+        message = "Required"
+    return _issue(_ZOD_CODES.get(error["type"], "custom"), path, message)
+
+
+def _issue(code: str, path: list[Any], message: str) -> dict[str, Any]:
+    return {"code": code, "path": path, "message": message}

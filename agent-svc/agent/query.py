@@ -1,0 +1,35 @@
+"""The one internal shape of a search request, whichever Firecrawl API version it came in on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SourceRequest:
+    """One requested source; its own tbs/lang/country override the request's (Firecrawl's object form)."""
+
+    type: str
+    tbs: str | None = None
+    lang: str | None = None
+    country: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    query: str
+    limit: int
+    sources: list[SourceRequest] = field(default_factory=lambda: [SourceRequest("web")])
+    categories: list[str] = field(default_factory=list)
+    tbs: str | None = None
+    lang: str | None = "en"
+    country: str | None = None
+    safe: bool | None = None
+    include_domains: list[str] = field(default_factory=list)
+    exclude_domains: list[str] = field(default_factory=list)
+    engines: list[str] = field(default_factory=list)
+    timeout_ms: int = 60_000
+    ignore_invalid_urls: bool = False
+    retrieval_mode: str = "keyword"
+    search_type: str = "fast"
+    scrape_formats: list[str] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""semantic-svc: the model server (embeddings, reranking, the vector index)."""

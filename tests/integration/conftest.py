@@ -1,0 +1,64 @@
+"""The real parts the integration tests talk to, started once per session on free loopback ports.
+
+The offline web (real Debian documentation pages and a BM25 engine over them), a real Debian searx in
+front of it, and agent-svc under uvicorn exactly as it runs in production.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from offline_web.processes import Service, free_port
+from offline_web.stack import OfflineStack, offline_search_stack
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+MINI_SITES = FIXTURES / "sites-mini.tsv"
+SEARX_PYTHON = "/usr/bin/python3"
+
+
+def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc", **env: str) -> Service:
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "agent.api:app", "--host", "127.0.0.1", "--port", str(port)]
+    return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log",
+                   env={"SEARXNG_URL": searxng_url, **env})
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OfflineStack]:
+    with offline_search_stack(MINI_SITES, tmp_path_factory.mktemp("searx")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def agent_url(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("agent")) as agent:
+        yield agent.url
+
+
+@pytest.fixture(scope="session")
+def agent(agent_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=agent_url, timeout=30) as client:
+        yield client
+
+
+def _stub(mode: str, workdir: Path) -> Service:
+    port = free_port()
+    command = [SEARX_PYTHON, str(FIXTURES / "searxng_stub.py"), mode, str(port)]
+    return Service(f"searxng-stub-{mode}", command, f"http://127.0.0.1:{port}", workdir / f"stub-{mode}.log")
+
+
+@pytest.fixture(scope="session")
+def broken_agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """agent-svc instances in front of a SearXNG that is down, has JSON disabled, or rate-limits."""
+    workdir = tmp_path_factory.mktemp("broken")
+    with _stub("json-disabled", workdir) as no_json, _stub("limited", workdir) as limited:
+        down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        with agent_service(down, workdir, "agent-down") as a_down, \
+             agent_service(no_json.url, workdir, "agent-nojson") as a_nojson, \
+             agent_service(limited.url, workdir, "agent-limited") as a_limited:
+            yield {"down": a_down.url, "json-disabled": a_nojson.url, "limited": a_limited.url}

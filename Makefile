@@ -1,0 +1,45 @@
+# Wisp: `make test` installs what the tests need (apt and pip) and runs them all.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+SEARXNG_URL ?= http://127.0.0.1:8080
+AGENT_PORT ?= 3002
+SEMANTIC_PORT ?= 8081
+PYTEST_ARGS ?=
+
+.PHONY: install test lint run bench clean
+
+install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
+	@test -d /usr/lib/python3/dist-packages/searx || { \
+	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx; }
+
+# torch is pinned and installed with pip first (a CPU wheel on these machines); see README
+$(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml tests/requirements.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e agent-svc -e semantic-svc -e offline-web -r tests/requirements.txt
+	touch $@
+
+tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/package-lock.json
+	npm ci --prefix tests/sdk_js --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: install
+	$(PY) -m pytest tests $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+# Without Docker: agent-svc on :$(AGENT_PORT) and semantic-svc on :$(SEMANTIC_PORT), against $(SEARXNG_URL)
+run: $(VENV)/.installed
+	$(VENV)/bin/uvicorn semantic.api:app --host 127.0.0.1 --port $(SEMANTIC_PORT) & \
+	trap "kill $$!" EXIT; \
+	SEARXNG_URL=$(SEARXNG_URL) SEMANTIC_SVC_URL=http://127.0.0.1:$(SEMANTIC_PORT) \
+	  $(VENV)/bin/uvicorn agent.api:app --host 127.0.0.1 --port $(AGENT_PORT)
+
+bench: install
+	$(PY) bench/keyword_overhead.py
+
+clean:
+	rm -rf $(VENV) tests/sdk_js/node_modules .pytest_cache .ruff_cache

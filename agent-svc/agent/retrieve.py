@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -26,8 +27,6 @@ class SourceResult:
     hits: list[Hit] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: WispError | None = None  # set when the source produced nothing because SearXNG failed
-    searxng_ms: float = 0.0
-    pages: int = 0
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ async def retrieve_candidates(query: SearchQuery, ctx: SearchContext) -> SearchO
     plans, plan_warnings = plan_sources(query, catalog)
     policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)
     with ctx.timings.stage("searxng"):
-        results = await retrieve(plans, query.limit, searxng, policy, ctx.remaining_s())
+        results = await retrieve(plans, query.limit, searxng, policy, ctx.remaining_s)
     failures = [r.error for r in results if r.error]
     if any(isinstance(e, BadRequest) for e in failures):
         raise next(e for e in failures if isinstance(e, BadRequest))
@@ -67,13 +66,16 @@ async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient) -> tupl
 
 
 async def retrieve(plans: list[SourcePlan], limit: int, client: SearxngClient, policy: PagePolicy,
-                   timeout_s: float) -> list[SourceResult]:
-    """Run every plan concurrently; each result holds that source's hits in SearXNG order."""
-    return list(await asyncio.gather(*(_retrieve_source(p, limit, client, policy, timeout_s) for p in plans)))
+                   remaining_s: Callable[[], float]) -> list[SourceResult]:
+    """Run every plan concurrently; each result holds that source's hits in SearXNG order.
+
+    `remaining_s` tells the time left of the request's budget when each page is asked for.
+    """
+    return list(await asyncio.gather(*(_retrieve_source(p, limit, client, policy, remaining_s) for p in plans)))
 
 
 async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, policy: PagePolicy,
-                           timeout_s: float) -> SourceResult:
+                           remaining_s: Callable[[], float]) -> SourceResult:
     result = SourceResult(plan.source)
     if plan.skip_reason:
         result.warnings.append(f"{plan.source}: {plan.skip_reason}; its results are empty")
@@ -83,7 +85,8 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
     while not exhausted and next_page <= policy.max_pages:
         wanted = math.ceil(max(limit - len(result.hits), 1) / policy.page_size)
         batch = range(next_page, min(next_page + wanted, policy.max_pages + 1))
-        pages = await asyncio.gather(*(_page(client, plan, n, timeout_s) for n in batch), return_exceptions=True)
+        budget = remaining_s()
+        pages = await asyncio.gather(*(_page(client, plan, n, budget) for n in batch), return_exceptions=True)
         next_page = batch.stop
         for number, page in zip(batch, pages, strict=True):
             if isinstance(page, WispError):
@@ -92,8 +95,6 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
                 break
             if isinstance(page, BaseException):
                 raise page
-            result.pages += 1
-            result.searxng_ms += page.elapsed_ms
             _note_unresponsive(result, page)
             if number == 1 and not page.hits and page.unresponsive:
                 result.error = _all_engines_failed(plan.source, page)
@@ -107,8 +108,8 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
     return result
 
 
-async def _page(client: SearxngClient, plan: SourcePlan, number: int, timeout_s: float) -> SearxngPage:
-    return await client.search({**plan.params, "pageno": str(number)}, timeout_s)
+async def _page(client: SearxngClient, plan: SourcePlan, number: int, budget_s: float) -> SearxngPage:
+    return await client.search({**plan.params, "pageno": str(number)}, budget_s)
 
 
 def _kept(hits: list[Hit], plan: SourcePlan) -> list[Hit]:

@@ -39,7 +39,6 @@ class Hit:
 class SearxngPage:
     hits: list[Hit]
     unresponsive: list[tuple[str, str]] = field(default_factory=list)
-    elapsed_ms: float = 0.0
 
 
 class SearxngClient:
@@ -56,7 +55,6 @@ class SearxngClient:
         Raises UpstreamError, or BadRequest when SearXNG rejects a parameter.
         """
         budget = min(budget_s, self._timeout_s) if budget_s is not None else self._timeout_s
-        started = time.perf_counter()
         # timeout_limit lets SearXNG cut its slow engines and answer within the budget; the HTTP timeout
         # leaves slack past the budget so that the caller's own deadline, not this call, reports a timeout
         query = {**params, "timeout_limit": f"{max(budget - 0.25, 0.1):.2f}"}
@@ -67,7 +65,6 @@ class SearxngClient:
         return SearxngPage(
             hits=[hit for r in body["results"] if (hit := parse_hit(r)) is not None],
             unresponsive=_unresponsive(body.get("unresponsive_engines")),
-            elapsed_ms=(time.perf_counter() - started) * 1000,
         )
 
     async def catalog(self) -> EngineCatalog:

@@ -1,13 +1,15 @@
 """Download Debian documentation packages and unpack them into a reusable cache, never installing them.
 
 `apt-get install` of these packages has side effects (nodejs-doc removes Node.js, python3.11-doc upgrades
-Python), so each .deb is fetched with `apt-get download` and unpacked with `dpkg-deb -x`.
+Python), so each .deb is fetched with `apt-get download` and unpacked with `dpkg-deb -x`. An unpacked
+package is reused while its version is still the one apt offers; a Debian update replaces it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,6 +19,7 @@ from offline_web.sites import Site
 log = logging.getLogger(__name__)
 
 DEFAULT_CACHE = Path("/var/cache/webcorpus")
+_CANDIDATE = re.compile(r"^(\S+):\n(?:.*\n)*?\s+Candidate: (\S+)", re.MULTILINE)
 
 
 def cache_dir() -> Path:
@@ -41,16 +44,50 @@ def site_dir(cache: Path, site: Site) -> Path:
     return package_dir(cache, site.package) / site.root
 
 
+def cached_version(cache: Path, package: str) -> str | None:
+    marker = package_dir(cache, package) / ".version"
+    return marker.read_text().strip() if marker.is_file() else None
+
+
 def ensure_packages(sites: list[Site], cache: Path | None = None) -> dict[str, str]:
-    """Make every package of `sites` present in the cache; return {package: Debian version}."""
+    """Make every package of `sites` present, at apt's candidate version; return {package: version}."""
     cache = cache or cache_dir()
     packages = sorted({s.package for s in sites})
-    missing = [p for p in packages if not package_dir(cache, p).is_dir()]
-    if missing:
-        _download(missing, cache / "debs")
-        for package in missing:
+    candidates = candidate_versions(packages)
+    stale = [p for p in packages if cached_version(cache, p) is None
+             or (candidates.get(p) and cached_version(cache, p) != candidates[p])]
+    if stale:
+        _download(stale, cache / "debs")
+        for package in stale:
+            shutil.rmtree(package_dir(cache, package), ignore_errors=True)
             _extract(_deb_of(cache / "debs", package), package_dir(cache, package))
-    return {p: (package_dir(cache, p) / ".version").read_text().strip() for p in packages}
+            for site in (s for s in sites if s.package == package):
+                prune(site, site_dir(cache, site))
+    return {p: cached_version(cache, p) or "" for p in packages}
+
+
+def candidate_versions(packages: list[str]) -> dict[str, str]:
+    """The version apt would download now, per package; empty when apt knows none (no package lists)."""
+    result = subprocess.run(["apt-cache", "policy", *packages], capture_output=True, text=True)
+    return {name: version for name, version in _CANDIDATE.findall(result.stdout) if version != "(none)"}
+
+
+def prune(site: Site, root: Path) -> int:
+    """Delete the top-level directories of a site that hold pages but none its include regex keeps.
+
+    rust-doc unpacks 32,000 pages of which the sites file indexes 2,600; the rest would only cost disk.
+    Directories without pages (stylesheets, scripts, fonts) stay. Links from kept pages into pruned trees
+    then answer 404, as dead links do on the web.
+    """
+    if site.include is None or not root.is_dir():
+        return 0
+    removed = 0
+    for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        pages = [page.relative_to(root).as_posix() for page in child.rglob("*.html")]
+        if pages and not any(site.includes(page) for page in pages):
+            shutil.rmtree(child)
+            removed += 1
+    return removed
 
 
 def _download(packages: list[str], debs: Path) -> None:
@@ -70,7 +107,7 @@ def _deb_of(debs: Path, package: str) -> Path:
     if not candidates:
         raise RuntimeError(f"no .deb for {package} in {debs}")
     for stale in candidates[:-1]:
-        stale.unlink()  # keep exactly the version in use, so the index cache key follows updates
+        stale.unlink()  # keep exactly the version in use
     return candidates[-1]
 
 

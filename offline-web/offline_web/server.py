@@ -1,11 +1,15 @@
 """A loopback-only web server for the offline web: pages under /<host>/<path>, the search engine, test routes.
 
 Every host contains a dot, so a first path segment without one is a service route: /search and /html
-(the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and /_test/...
+(the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and the robustness
+routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/status/<code>,
+/_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, and /_test/log (the requests seen).
+PDFs (debian-reference ships one) are served as application/pdf.
 """
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import mimetypes
@@ -79,6 +83,8 @@ class _QuietServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server_version = "offline-web/1"
     protocol_version = "HTTP/1.1"
+    # headers and body are separate writes; with Nagle's algorithm a keep-alive client waits ~40 ms for each
+    disable_nagle_algorithm = True
 
     @property
     def web(self) -> OfflineWeb:
@@ -100,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "." not in first:
             routes.get(first, self._not_found)(path, query)
         else:
-            self._page(path)
+            self._page(path, query)
 
     def _healthz(self, path: str, query: dict[str, str]) -> None:
         self._send(200, b"OK", "text/plain")
@@ -142,12 +148,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(int(parts[2]), json.dumps({"error": f"forced status {parts[2]}"}).encode(), "application/json")
         elif parts[1:] == ["hang"]:
             self.web.stopping.wait(float(query.get("seconds", 30)))
+        elif parts[1:] == ["long"]:
+            self._send(200, _long_page(int(query.get("kb", 1024))), "text/html; charset=utf-8")
         elif parts[1:] == ["log"]:
             self._send(200, json.dumps(list(self.web.requests)).encode(), "application/json")
         else:
             self._not_found()
 
-    def _page(self, path: str) -> None:
+    def _page(self, path: str, query: dict[str, str]) -> None:
         found = match_site(self.web.sites, path)
         if found is None:
             return self._not_found()
@@ -163,12 +171,18 @@ class _Handler(BaseHTTPRequestHandler):
             if not path.endswith("/"):
                 return self._redirect(path + "/")
             target = target / "index.html"
-        if not target.is_file():
-            return self._not_found()
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         if content_type.startswith("text/"):
             content_type += "; charset=utf-8"
-        self._send(200, target.read_bytes(), content_type)
+        precompressed = target.with_name(target.name + ".gz")
+        if target.is_file():
+            body = target.read_bytes()
+            if query.get("gzip") == "1":
+                return self._send(200, gzip.compress(body), content_type, encoding="gzip")
+            return self._send(200, body, content_type)
+        if precompressed.is_file():  # as servers do with pre-compressed files (python's changelog ships .gz)
+            return self._send(200, precompressed.read_bytes(), content_type, encoding="gzip")
+        self._not_found()
 
     def _redirect(self, location: str) -> None:
         self.send_response(HTTPStatus.MOVED_PERMANENTLY)
@@ -176,9 +190,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, encoding: str | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        if encoding:
+            self.send_header("Content-Encoding", encoding)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def _long_page(kb: int) -> bytes:
+    """A page of about `kb` KiB of distinct paragraphs, for size limits and chunking."""
+    paragraph = "<p>Paragraph {n} of a very long page: it repeats so that size limits and chunking get exercised.</p>"
+    parts, size, n = [], 0, 0
+    while size < kb * 1024:
+        n += 1
+        parts.append(paragraph.format(n=n))
+        size += len(parts[-1])
+    return f"<html><head><title>A very long page</title></head><body>{''.join(parts)}</body></html>".encode()

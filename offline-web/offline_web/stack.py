@@ -1,17 +1,20 @@
-"""Bring up the offline web and a real searx in front of it, for tests, benchmarks and the demo."""
+"""Bring up the offline web, a real searx in front of it and, for Wisp itself, its services on loopback:
+one way to do it for the tests, the benchmarks, the evaluation harness and the demo."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from offline_web.corpus import cache_dir, ensure_packages
 from offline_web.index import ensure_index
+from offline_web.processes import Service, free_port
 from offline_web.searx import Searx
 from offline_web.server import OfflineWeb
-from offline_web.sites import load_sites
+from offline_web.sites import Site, load_sites
 
 
 @dataclass
@@ -20,7 +23,16 @@ class OfflineStack:
     searx: Searx
 
 
-def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list, Path, Path]:
+@dataclass
+class WispStack:
+    """The offline stack plus agent-svc (and semantic-svc when asked for) running against it."""
+
+    offline: OfflineStack
+    agent: Service
+    semantic: Service | None = None
+
+
+def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list[Site], Path, Path]:
     """Download what the sites file needs and index it; return (sites, cache, index path)."""
     cache = cache or cache_dir()
     sites = load_sites(sites_path)
@@ -34,3 +46,24 @@ def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0,
     sites, cache, db = prepare_index(sites_path)
     with OfflineWeb(sites, cache, db, port=web_port) as web, Searx(web.url, workdir, port=searx_port) as searx:
         yield OfflineStack(web, searx)
+
+
+def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], port: int | None = None) -> Service:
+    """An ASGI app served by uvicorn on loopback, as in production (`uvicorn agent.api:app`)."""
+    port = port or free_port()
+    command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
+               "--log-level", "warning"]
+    return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log", env=env)
+
+
+@contextmanager
+def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
+               agent_port: int | None = None) -> Iterator[WispStack]:
+    with offline_search_stack(sites_path, workdir) as offline, ExitStack() as running:
+        env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1"}
+        semantic = None
+        if with_semantic:
+            semantic = running.enter_context(uvicorn_service("semantic-svc", "semantic.api:app", workdir, {}))
+            env["SEMANTIC_SVC_URL"] = semantic.url
+        agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir, env, agent_port))
+        yield WispStack(offline, agent, semantic)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import struct
 from pathlib import Path
 
@@ -56,6 +57,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, Path, Path]:
     images.mkdir()
     (images / "wal.gif").write_bytes(_gif(300, 200))
     (images / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8 + struct.pack(">II", 400, 100))
+    html_dir = cache / "pkgs/alpha-doc/usr/share/doc/alpha/html"
+    (html_dir / "changelog.html.gz").write_bytes(gzip.compress(b"<html><body><p>Changelog</p></body></html>"))
+    (html_dir / "manual.pdf").write_bytes(b"%PDF-1.4\n%fake but typed\n")
     sites_file = cache / "sites.tsv"
     sites_file.write_text("# test sites\nalpha-doc\tusr/share/doc/alpha/html\twww.alpha.org\t\n"
                           "beta-doc\tusr/share/beta\tbeta.dev/docs/1.0\t^index\\.html$\n")

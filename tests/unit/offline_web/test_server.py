@@ -53,6 +53,22 @@ def test_test_routes(web) -> None:
         httpx.get(f"{web.url}/_test/hang", params={"seconds": "5"}, timeout=0.3)
 
 
+def test_gzip_on_demand_and_precompressed_files(web) -> None:
+    page = f"{web.url}/www.alpha.org/wal.html"
+    raw = httpx.get(page, headers={"Accept-Encoding": "identity"})
+    compressed = httpx.get(page, params={"gzip": "1"})
+    assert compressed.headers["content-encoding"] == "gzip" and compressed.text == raw.text
+    changelog = httpx.get(f"{web.url}/www.alpha.org/changelog.html")
+    assert changelog.headers["content-encoding"] == "gzip" and "Changelog" in changelog.text
+
+
+def test_pdf_and_long_pages(web) -> None:
+    pdf = httpx.get(f"{web.url}/www.alpha.org/manual.pdf")
+    assert pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    long_page = httpx.get(f"{web.url}/_test/long", params={"kb": "64"})
+    assert 64 * 1024 <= len(long_page.content) < 66 * 1024 and "Paragraph 500 " in long_page.text
+
+
 def test_requests_are_logged_with_their_parameters(web) -> None:
     httpx.get(f"{web.url}/search", params={"q": "logged query", "time_range": "day"})
     assert web.requests_to("/search")[-1]["qs"] == {"q": "logged query", "time_range": "day"}

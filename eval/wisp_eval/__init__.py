@@ -1,0 +1,1 @@
+"""Wisp's evaluation harness: run a query set through every retrieval mode and SearXNG, score and compare."""

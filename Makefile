@@ -7,18 +7,23 @@ SEARXNG_URL ?= http://127.0.0.1:8080
 AGENT_PORT ?= 3002
 SEMANTIC_PORT ?= 8081
 PYTEST_ARGS ?=
+SITES ?= eval/data/sites.tsv
+QUERIES ?= eval/data/dev/queries.tsv
+QRELS ?= eval/data/dev/qrels.tsv
+MODES ?= keyword,raw_searxng
 
-.PHONY: install test lint run bench clean
+.PHONY: install test lint run demo corpus eval bench clean
 
 install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
 	@test -d /usr/lib/python3/dist-packages/searx || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx; }
 
 # torch is pinned and installed with pip first (a CPU wheel on these machines); see README
-$(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml tests/requirements.txt
+$(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml \
+		eval/pyproject.toml tests/requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e agent-svc -e semantic-svc -e offline-web -r tests/requirements.txt
+	$(PY) -m pip install -q -e agent-svc -e semantic-svc -e offline-web -e eval -r tests/requirements.txt
 	touch $@
 
 tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/package-lock.json
@@ -38,8 +43,23 @@ run: $(VENV)/.installed
 	SEARXNG_URL=$(SEARXNG_URL) SEMANTIC_SVC_URL=http://127.0.0.1:$(SEMANTIC_PORT) \
 	  $(VENV)/bin/uvicorn agent.api:app --host 127.0.0.1 --port $(AGENT_PORT)
 
+# Offline: the offline web (Debian docs), searx, semantic-svc and agent-svc on loopback (SITES= to choose pages)
+demo: install
+	$(PY) -m offline_web demo --sites $(SITES)
+
+# Download and index the offline web's pages (cached in $$WEBCORPUS_CACHE), then check the judgments against them
+corpus: install
+	$(PY) -m offline_web build --sites $(SITES)
+	$(PY) -m wisp_eval check --sites $(SITES) --queries $(QUERIES) --qrels $(QRELS)
+
+# The evaluation harness on the offline web: every query through every mode, reports under eval-results/
+eval: corpus
+	$(PY) -m wisp_eval offline --sites $(SITES) --queries $(QUERIES) --qrels $(QRELS) --modes $(MODES) \
+	  --out eval-results
+
 bench: install
 	$(PY) bench/keyword_overhead.py
+	$(PY) bench/concurrency.py
 
 clean:
 	rm -rf $(VENV) tests/sdk_js/node_modules .pytest_cache .ruff_cache

@@ -12,15 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-from offline_web.processes import Service, free_port
-from offline_web.stack import offline_search_stack
+from offline_web.stack import wisp_stack
 
 ROOT = Path(__file__).parent.parent
 QUERIES = [
@@ -102,13 +100,8 @@ def main() -> None:
     parser.add_argument("--sites", type=Path, default=ROOT / "tests" / "fixtures" / "sites-mini.tsv")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "keyword_overhead.json")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, offline_search_stack(args.sites, Path(tmp)) as stack:
-        port = free_port()
-        command = [sys.executable, "-m", "uvicorn", "agent.api:app", "--host", "127.0.0.1", "--port", str(port),
-                   "--log-level", "warning"]
-        with Service("agent-svc", command, f"http://127.0.0.1:{port}", Path(tmp) / "agent.log",
-                     env={"SEARXNG_URL": stack.searx.url, "LOG_LEVEL": "WARNING"}) as agent:
-            result = run(stack.searx.url, agent.url, args.rounds)
+    with tempfile.TemporaryDirectory() as tmp, wisp_stack(args.sites, Path(tmp)) as stack:
+        result = run(stack.offline.searx.url, stack.agent.url, args.rounds)
     print_table(result)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))

@@ -6,7 +6,6 @@ front of it, and agent-svc under uvicorn exactly as it runs in production.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,18 +13,15 @@ import httpx
 import pytest
 
 from offline_web.processes import Service, free_port
-from offline_web.stack import OfflineStack, offline_search_stack
+from offline_web.stack import OfflineStack, offline_search_stack, uvicorn_service
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MINI_SITES = FIXTURES / "sites-mini.tsv"
 SEARX_PYTHON = "/usr/bin/python3"
 
 
-def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc", **env: str) -> Service:
-    port = free_port()
-    command = [sys.executable, "-m", "uvicorn", "agent.api:app", "--host", "127.0.0.1", "--port", str(port)]
-    return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log",
-                   env={"SEARXNG_URL": searxng_url, **env})
+def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc") -> Service:
+    return uvicorn_service(name, "agent.api:app", workdir, {"SEARXNG_URL": searxng_url})
 
 
 @pytest.fixture(scope="session")

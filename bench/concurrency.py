@@ -1,0 +1,123 @@
+"""Throughput and latency under concurrency: N clients for M seconds, keyword mode against raw searx.
+
+Brings up the offline web, a real Debian searx and agent-svc on loopback. Each client sends queries back to
+back; the two targets take turns in short slices (raw, keyword, raw, …) so that load from other jobs on
+this shared machine falls on both. Prints a table with the ratios and writes JSON.
+
+    .venv/bin/python bench/concurrency.py [--clients 8] [--seconds 30] [--slices 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from offline_web.stack import wisp_stack
+
+ROOT = Path(__file__).parent.parent
+QUERIES = [
+    "sqlite wal checkpoint", "git rebase interactive", "atomic commit rollback journal", "mkdocs theme configuration",
+    "sqlite release 3.40", "git stash changes", "vacuum database file", "deploying your docs",
+    "isolation between connections", "cherry pick a commit",
+]
+
+
+def raw_request(searx_url: str):
+    def send(client: httpx.AsyncClient, q: str):
+        return client.get(f"{searx_url}/search", params={"q": q, "format": "json", "categories": "general",
+                                                         "language": "en-US"})
+    return send
+
+
+def keyword_request(agent_url: str):
+    def send(client: httpx.AsyncClient, q: str):
+        return client.post(f"{agent_url}/v2/search", json={"query": q, "limit": 10})
+    return send
+
+
+async def load(send, clients: int, seconds: float) -> tuple[list[float], int]:
+    """`clients` loops sending back to back for `seconds`; returns latencies (ms) of successes and errors."""
+    latencies: list[float] = []
+    errors = 0
+    queries = itertools.cycle(QUERIES)
+    deadline = time.monotonic() + seconds
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            try:
+                response = await send(client, next(queries))
+                response.raise_for_status()
+                latencies.append((time.perf_counter() - started) * 1000)
+            except httpx.HTTPError:
+                errors += 1
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        await asyncio.gather(*(client_loop(client) for _ in range(clients)))
+    return latencies, errors
+
+
+async def run(searx_url: str, agent_url: str, clients: int, seconds: float, slices: int) -> dict:
+    targets = {"raw_searx": raw_request(searx_url), "keyword": keyword_request(agent_url)}
+    results = {name: {"latencies": [], "errors": 0, "seconds": 0.0} for name in targets}
+    await load(targets["raw_searx"], clients, 1.0)  # warm-up of both sides' connections and caches
+    await load(targets["keyword"], clients, 1.0)
+    per_slice = seconds / slices
+    for i in range(slices):
+        order = list(targets) if i % 2 == 0 else list(reversed(targets))
+        for name in order:
+            latencies, errors = await load(targets[name], clients, per_slice)
+            results[name]["latencies"] += latencies
+            results[name]["errors"] += errors
+            results[name]["seconds"] += per_slice
+    return {name: _stats(r) for name, r in results.items()}
+
+
+def _stats(result: dict) -> dict:
+    latencies = sorted(result["latencies"])
+    return {
+        "requests": len(latencies), "errors": result["errors"],
+        "throughput_rps": len(latencies) / result["seconds"],
+        "p50_ms": statistics.median(latencies) if latencies else None,
+        "p95_ms": latencies[int(0.95 * (len(latencies) - 1))] if latencies else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=30.0, help="per target, in total")
+    parser.add_argument("--slices", type=int, default=6)
+    parser.add_argument("--sites", type=Path, default=ROOT / "tests" / "fixtures" / "sites-mini.tsv")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "concurrency.json")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, wisp_stack(args.sites, Path(tmp)) as stack:
+        result = asyncio.run(run(stack.offline.searx.url, stack.agent.url, args.clients, args.seconds, args.slices))
+    raw, keyword = result["raw_searx"], result["keyword"]
+    print(f"\n{args.clients} clients, {args.seconds:.0f} s per target in {args.slices} alternating slices\n")
+    print("| target | requests | errors | req/s | p50 ms | p95 ms |\n|---|---|---|---|---|---|")
+    for name, r in result.items():
+        print(f"| {name} | {r['requests']} | {r['errors']} | {r['throughput_rps']:.1f} | {r['p50_ms']:.1f} "
+              f"| {r['p95_ms']:.1f} |")
+    ratios = {"throughput_keyword_over_raw": keyword["throughput_rps"] / raw["throughput_rps"],
+              "p50_keyword_over_raw": keyword["p50_ms"] / raw["p50_ms"]}
+    print(f"\nkeyword/raw: throughput {ratios['throughput_keyword_over_raw']:.2f}, "
+          f"p50 latency {ratios['p50_keyword_over_raw']:.2f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"args": {"clients": args.clients, "seconds": args.seconds}, **result,
+                                    "ratios": ratios}, indent=2))
+    print(f"results: {args.out}")
+
+
+if __name__ == "__main__":
+    main()

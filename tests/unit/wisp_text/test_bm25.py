@@ -1,0 +1,24 @@
+import pytest
+from wisp_text.bm25 import bm25_scores, tokenize
+
+
+def test_tokenize() -> None:
+    assert tokenize("PRAGMA wal_checkpoint(TRUNCATE); git-rebase") == ["pragma", "wal_checkpoint", "truncate",
+                                                                      "git", "rebase"]
+
+
+def test_matching_terms_rank_first_and_rare_terms_weigh_more() -> None:
+    passages = ["sqlite checkpoint of the wal", "the cat sat", "sqlite is a database", "sqlite sqlite sqlite"]
+    scores = bm25_scores("sqlite checkpoint", passages)
+    assert scores.index(max(scores)) == 0 and scores[1] == 0.0
+    assert scores[0] > scores[3] > scores[2]  # checkpoint is rare; repeating sqlite saturates
+
+
+def test_longer_passages_are_normalized() -> None:
+    short, long = bm25_scores("wal", ["wal mode", "wal mode " + "padding words " * 30])
+    assert short > long > 0
+
+
+def test_empty() -> None:
+    assert bm25_scores("q", []) == []
+    assert bm25_scores("", ["text"]) == [pytest.approx(0.0)]

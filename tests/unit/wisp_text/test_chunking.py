@@ -1,0 +1,32 @@
+from wisp_text.chunking import chunk_text
+
+PARAGRAPH = "This sentence is forty-two characters long. "  # 44 with the space
+
+
+def test_paragraphs_are_packed_up_to_the_limit() -> None:
+    text = "\n\n".join(f"Paragraph {i}. " + PARAGRAPH * 5 for i in range(6))  # ~234 characters each
+    chunks = chunk_text(text, max_chars=600)
+    assert [len(c.text) <= 600 for c in chunks] == [True] * len(chunks)
+    assert len(chunks) == 3  # two whole paragraphs per chunk
+    assert chunks[0].text.startswith("Paragraph 0.") and "Paragraph 1." in chunks[0].text
+    assert [c.index for c in chunks] == [0, 1, 2]
+
+
+def test_headings_start_chunks_and_travel_with_them() -> None:
+    text = "Intro text.\n\n# Install\n\nRun pip install.\n## Configure\nEdit the file.\n\nRestart."
+    chunks = chunk_text(text, title="Guide")
+    assert [(c.heading, c.text) for c in chunks] == [
+        ("Guide", "Intro text."), ("Install", "Run pip install."), ("Configure", "Edit the file.\n\nRestart.")]
+    assert chunks[1].with_heading == "Install\nRun pip install."
+
+
+def test_long_paragraphs_are_cut_at_sentences_and_long_sentences_at_the_limit() -> None:
+    chunks = chunk_text(PARAGRAPH * 40, max_chars=300)
+    assert all(len(c.text) <= 300 for c in chunks)
+    assert all(c.text.endswith("long.") for c in chunks)
+    giant = chunk_text("x" * 1000, max_chars=300)
+    assert [len(c.text) for c in giant] == [300, 300, 300, 100]
+
+
+def test_nothing_to_chunk() -> None:
+    assert chunk_text("") == [] and chunk_text("\n\n# Only a heading\n\n") == []

@@ -1,5 +1,6 @@
-"""Paths shared by every test."""
+"""Paths shared by every test, and the offline switches every model load must see."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,10 @@ import pytest
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures"
+
+# no model hub is reachable here: a hub name must fail at once, not after network timeouts
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 @pytest.fixture(scope="session")

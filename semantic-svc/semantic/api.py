@@ -1,24 +1,228 @@
-"""HTTP routes of semantic-svc. Exposes `app`; the model endpoints arrive with their issue."""
+"""HTTP routes of semantic-svc: parse, call one function, shape the reply. Exposes `app`."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Literal
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, StrictStr, model_validator
 
+from semantic import indexing
 from semantic.config import Settings, get_settings
+from semantic.errors import BadRequest, ServiceError, TooLarge
+from semantic.runtime import Runtime
+
+log = logging.getLogger("semantic")
+
+
+class EmbedRequest(BaseModel):
+    texts: list[StrictStr]
+    kind: Literal["query", "passage"] = "passage"
+
+
+class RerankRequest(BaseModel):
+    query: StrictStr
+    passages: list[StrictStr]
+    top_k: int | None = Field(None, ge=1)
+
+
+class SimilarityRequest(BaseModel):
+    query: StrictStr
+    passages: list[StrictStr]
+
+
+class DocumentIn(BaseModel):
+    url: StrictStr = Field(min_length=1)
+    title: StrictStr = ""
+    text: StrictStr
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class UpsertRequest(BaseModel):
+    documents: list[DocumentIn]
+    collection: StrictStr | None = None
+
+
+class SearchRequest(BaseModel):
+    query: StrictStr
+    limit: int = Field(10, ge=1, le=100)
+    score_threshold: float | None = None
+    filter: dict[str, StrictStr | int | bool] | None = None
+    collection: StrictStr | None = None
+
+
+class DeleteRequest(BaseModel):
+    url: StrictStr | None = None
+    host: StrictStr | None = None
+    collection: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _one_target(self) -> DeleteRequest:
+        if (self.url is None) == (self.host is None):
+            raise ValueError("give exactly one of url or host")
+        return self
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     logging.basicConfig(level=settings.log_level.upper())
-    app = FastAPI(title="Wisp semantic-svc", summary="Embeddings, reranking and the vector index")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime(settings)
+        runtime.load_in_background()
+        app.state.runtime = runtime
+        yield
+        await runtime.close()
+
+    app = FastAPI(title="Wisp semantic-svc", summary="Embeddings, reranking and the vector index", lifespan=lifespan)
+
+    def runtime_of(request: Request) -> Runtime:
+        return request.app.state.runtime
+
+    @app.post("/embed")
+    async def embed(body: EmbedRequest, request: Request) -> dict[str, Any]:
+        _check_texts(body.texts, "texts", settings.max_texts)
+        runtime = runtime_of(request)
+        encoded = await runtime.embed(body.texts, body.kind)
+        embedder = runtime.ready_embedder()
+        return {"model": embedder.name, "dimension": embedder.dimension, "dense": encoded.dense.tolist(),
+                "sparse": _sparse_json(encoded.sparse), **_truncation(encoded.truncated, embedder.max_tokens)}
+
+    @app.post("/rerank")
+    async def rerank(body: RerankRequest, request: Request) -> dict[str, Any]:
+        _check_query(body.query)
+        _check_texts(body.passages, "passages", settings.max_texts)
+        runtime = runtime_of(request)
+        ranked = await runtime.rerank(body.query, body.passages)
+        top = ranked.order[: body.top_k] if body.top_k else ranked.order
+        return {"model": runtime.reranker.name, "backend": runtime.reranker.backend, "scores": ranked.scores,
+                "order": ranked.order, "results": [{"index": i, "score": ranked.scores[i]} for i in top],
+                **_truncation(ranked.truncated)}
+
+    @app.post("/similarity")
+    async def similarity(body: SimilarityRequest, request: Request) -> dict[str, Any]:
+        _check_query(body.query)
+        _check_texts(body.passages, "passages", settings.max_texts)
+        runtime = runtime_of(request)
+        return {"model": runtime.ready_embedder().name, "scores": await runtime.similarity(body.query, body.passages)}
+
+    @app.post("/index/upsert")
+    async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
+        if not body.documents:
+            raise BadRequest("documents is empty")
+        if len(body.documents) > settings.max_texts:
+            raise TooLarge(f"{len(body.documents)} documents; at most {settings.max_texts} per request")
+        _check_texts([d.text for d in body.documents], "documents[].text", settings.max_texts)
+        documents = [indexing.Document(d.url, d.title, d.text, d.metadata) for d in body.documents]
+        collection = body.collection or settings.qdrant_collection
+        report = await indexing.upsert(runtime_of(request), collection, documents)
+        return {"collection": collection, "indexed": report.indexed, "unchanged": report.unchanged,
+                "chunks": report.chunks, "truncated_chunks": report.truncated_chunks}
+
+    @app.post("/index/search")
+    async def search(body: SearchRequest, request: Request) -> dict[str, Any]:
+        _check_query(body.query)
+        collection = body.collection or settings.qdrant_collection
+        results = await indexing.search(runtime_of(request), collection, body.query, body.limit,
+                                        body.score_threshold, body.filter)
+        return {"collection": collection, "results": results}
+
+    @app.post("/index/delete")
+    async def delete(body: DeleteRequest, request: Request) -> dict[str, Any]:
+        collection = body.collection or settings.qdrant_collection
+        conditions = {"url": body.url} if body.url is not None else {"host": body.host.lower()}
+        return {"collection": collection, "deleted_chunks": await indexing.delete(runtime_of(request), collection,
+                                                                                  conditions)}
+
+    @app.get("/index/stats")
+    async def stats(request: Request, collection: str | None = Query(None)) -> dict[str, Any]:
+        return await indexing.stats(runtime_of(request), collection or settings.qdrant_collection)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
+    @app.get("/readyz")
+    async def readyz(request: Request) -> JSONResponse:
+        runtime = runtime_of(request)
+        if runtime.embedder is None:
+            reason = runtime.load_error or "loading models"
+            return JSONResponse({"status": "unavailable" if runtime.load_error else "loading", "error": reason}, 503)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/models")
+    async def models(request: Request) -> dict[str, Any]:
+        return _describe(runtime_of(request))
+
+    _install_error_handlers(app)
     return app
+
+
+def _describe(runtime: Runtime) -> dict[str, Any]:
+    embedder, reranker = runtime.embedder, runtime.reranker
+    described: dict[str, Any] = {
+        "embedder": None if embedder is None else {
+            "model": embedder.name, "backend": embedder.backend, "dimension": embedder.dimension,
+            "max_tokens": embedder.max_tokens, "sparse": embedder.has_sparse},
+        "reranker": None if reranker is None else {
+            "model": reranker.name, "backend": reranker.backend, "cross_encoder": reranker.is_cross_encoder},
+        "vector_store": {"mode": runtime.store.mode, "location": runtime.store.location,
+                         "default_collection": runtime.settings.qdrant_collection},
+        "load_error": runtime.load_error,
+    }
+    if runtime.rerank_warning:
+        described["warning"] = runtime.rerank_warning
+    return described
+
+
+def _check_query(query: str) -> None:
+    if not query.strip():
+        raise BadRequest("query is empty")
+
+
+def _check_texts(texts: list[str], name: str, most: int) -> None:
+    if not texts:
+        raise BadRequest(f"{name} is empty")
+    if len(texts) > most:
+        raise TooLarge(f"{len(texts)} {name}; at most {most} per request")
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise BadRequest(f"{name} {empty} are empty strings")
+
+
+def _truncation(indices: list[int], max_tokens: int | None = None) -> dict[str, Any]:
+    if not indices:
+        return {"truncated": []}
+    limit = f" ({max_tokens} tokens)" if max_tokens else ""
+    return {"truncated": indices, "warning": f"{len(indices)} texts were longer than the model reads{limit} and "
+                                            "were truncated"}
+
+
+def _sparse_json(sparse: list[dict[int, float]] | None) -> list[dict[str, float]] | None:
+    return None if sparse is None else [{str(k): v for k, v in weights.items()} for weights in sparse]
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def service_error(_: Request, error: ServiceError) -> JSONResponse:
+        return JSONResponse({"error": error.message}, status_code=error.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+        details = [{"path": [p for p in e["loc"] if p != "body"], "message": e["msg"]} for e in error.errors()]
+        return JSONResponse({"error": "Invalid request body", "details": details}, status_code=400)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"error": f"Internal server error ({type(error).__name__}); see semantic-svc's log"},
+                            status_code=500)
 
 
 app = create_app()

@@ -1,0 +1,156 @@
+"""Embedding backends behind one interface: `encode(texts, kind)` → normalized dense vectors (+ sparse weights).
+
+- sentence-transformers: any SentenceTransformer model, torch or ONNX (the offline default among them).
+- FlagEmbedding: BGE-M3's dense and sparse (lexical) outputs, the production default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+
+from semantic.config import Settings
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["query", "passage"]
+
+
+class ModelUnavailable(RuntimeError):
+    """A configured model cannot be loaded; the message says which and why."""
+
+
+@dataclass
+class Encoded:
+    dense: np.ndarray  # (n, dimension), L2-normalized float32
+    sparse: list[dict[int, float]] | None = None  # token id → weight, when the backend has a trained lexical head
+    truncated: list[int] = field(default_factory=list)  # indices of texts cut to the model's input limit
+
+
+class Embedder(Protocol):
+    name: str
+    backend: str
+    dimension: int
+    max_tokens: int
+    has_sparse: bool
+
+    def encode(self, texts: list[str], kind: Kind) -> Encoded: ...
+
+
+def resolve_model(name: str) -> str:
+    """`package:<module>` → the model folder that Python package ships; anything else is returned as is."""
+    if not name.startswith("package:"):
+        return name
+    module_name = name.removeprefix("package:")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise ModelUnavailable(f"model package {module_name} is not installed (pip install "
+                               f"{module_name.replace('_', '-')})") from None
+    return str(module.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, settings: Settings, backend: Literal["torch", "onnx", "onnx-int8"] = "torch") -> None:
+        from sentence_transformers import SentenceTransformer
+
+        path, kwargs = resolve_model(settings.embed_model), None
+        try:
+            if backend != "torch":
+                path, onnx_file = _onnx_files(path, settings, quantized=backend == "onnx-int8")
+                kwargs = {"file_name": onnx_file}
+            self._model = SentenceTransformer(path, device="cpu", backend="torch" if backend == "torch" else "onnx",
+                                              model_kwargs=kwargs)
+        except (OSError, ValueError) as e:
+            raise ModelUnavailable(f"cannot load embedding model {settings.embed_model!r}: {e}") from e
+        self.name = settings.embed_model
+        self.backend = f"sentence-transformers ({backend})"
+        self.dimension = int(self._model.get_embedding_dimension())
+        self.max_tokens = int(self._model.max_seq_length)
+        self.has_sparse = False
+        self._prefixes = {"query": settings.embed_query_prefix, "passage": settings.embed_passage_prefix}
+        self._batch_size = settings.batch_size
+
+    def encode(self, texts: list[str], kind: Kind) -> Encoded:
+        prefixed = [self._prefixes[kind] + t for t in texts]
+        vectors = self._model.encode(prefixed, batch_size=self._batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return Encoded(np.asarray(vectors, dtype=np.float32),
+                       truncated=truncated_indices(self._model.tokenizer, prefixed, self.max_tokens))
+
+
+class FlagEmbeddingEmbedder:
+    """BGE-M3 through FlagEmbedding's BGEM3FlagModel: dense vectors and lexical (sparse) weights."""
+
+    MAX_TOKENS = 8192  # BGE-M3's input limit; a model folder with a shorter one is read from its config
+
+    def __init__(self, settings: Settings) -> None:
+        os.environ.setdefault("TQDM_DISABLE", "1")  # FlagEmbedding draws progress bars into the service log
+        try:
+            from FlagEmbedding import BGEM3FlagModel
+        except ImportError as e:
+            raise ModelUnavailable(f"the flagembedding backend needs FlagEmbedding (pip install "
+                                   f"'wisp-semantic-svc[bge-m3]'): {e}") from e
+        path = resolve_model(settings.embed_model)
+        try:
+            self._model = BGEM3FlagModel(path, devices="cpu", use_fp16=False, pooling_method=settings.embed_pooling)
+        except (OSError, ValueError) as e:
+            raise ModelUnavailable(f"cannot load embedding model {settings.embed_model!r}: {e}") from e
+        self.name = settings.embed_model
+        self.backend = "flagembedding (BGEM3FlagModel)"
+        self.max_tokens = min(self.MAX_TOKENS, int(self._model.tokenizer.model_max_length))
+        # a folder without BGE-M3's trained lexical head gets a random one: its weights would be noise
+        self.has_sparse = _has_trained_sparse_head(path)
+        self._prefixes = {"query": settings.embed_query_prefix, "passage": settings.embed_passage_prefix}
+        self._batch_size = settings.batch_size
+        self.dimension = int(self.encode(["dimension probe"], "passage").dense.shape[1])
+
+    def encode(self, texts: list[str], kind: Kind) -> Encoded:
+        prefixed = [self._prefixes[kind] + t for t in texts]
+        out = self._model.encode(prefixed, batch_size=self._batch_size, max_length=self.max_tokens,
+                                 return_dense=True, return_sparse=True, return_colbert_vecs=False)
+        dense = np.asarray(out["dense_vecs"], dtype=np.float32).reshape(len(texts), -1)
+        sparse = None
+        if self.has_sparse:
+            sparse = [{int(token): float(weight) for token, weight in weights.items()}
+                      for weights in out["lexical_weights"]]
+        return Encoded(dense, sparse, truncated_indices(self._model.tokenizer, prefixed, self.max_tokens))
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """The configured embedder; `auto` picks FlagEmbedding for BGE-M3 and sentence-transformers otherwise."""
+    backend = settings.embed_backend
+    if backend == "auto":
+        backend = "flagembedding" if "bge-m3" in settings.embed_model.lower() else "sentence-transformers"
+    log.info("loading embedder %s with %s", settings.embed_model, backend)
+    if backend == "flagembedding":
+        return FlagEmbeddingEmbedder(settings)
+    return SentenceTransformerEmbedder(settings, backend if backend in ("onnx", "onnx-int8") else "torch")
+
+
+def _onnx_files(path: str, settings: Settings, quantized: bool) -> tuple[str, str]:
+    """The folder and ONNX file to load: the configured file if given, else an export cached for this model."""
+    if settings.embed_onnx_file:
+        return path, settings.embed_onnx_file
+    from semantic.onnx_export import exported_model
+
+    return exported_model(path, Path(settings.onnx_cache).expanduser(),
+                          settings.onnx_quantization if quantized else None)
+
+
+def truncated_indices(tokenizer, texts: list[str], max_tokens: int) -> list[int]:
+    """Which texts are longer than the model reads; it silently cuts them, so the service says so."""
+    ids = tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]
+    return [i for i, tokens in enumerate(ids) if len(tokens) > max_tokens]
+
+
+def _has_trained_sparse_head(path: str) -> bool:
+    if os.path.isdir(path):
+        return (Path(path) / "sparse_linear.pt").is_file()
+    return "bge-m3" in path.lower()  # a hub name: the real BGE-M3 repositories ship the head

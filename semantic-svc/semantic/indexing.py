@@ -1,0 +1,97 @@
+"""The vector index stage: documents → chunks → embeddings → Qdrant, and queries → nearest chunks.
+
+Upserts are idempotent by URL and content hash: an unchanged document is skipped, a changed one replaces
+all its chunks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from wisp_text.chunking import chunk_text
+
+from semantic.errors import Conflict, NotFound
+from semantic.runtime import Runtime
+from semantic.vector_store import CollectionNotFound, DimensionMismatch, StoredChunk
+
+
+@dataclass
+class Document:
+    url: str
+    title: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        material = json.dumps([self.title, self.text, self.metadata], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(material.encode()).hexdigest()
+
+
+@dataclass
+class UpsertReport:
+    indexed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    chunks: int = 0
+    truncated_chunks: int = 0
+
+
+async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -> UpsertReport:
+    embedder = runtime.ready_embedder()
+    await _in_store(runtime, runtime.store.ensure_collection, collection, embedder.dimension, embedder.has_sparse)
+    report = UpsertReport()
+    for document in documents:
+        if await _in_store(runtime, runtime.store.content_hash, collection, document.url) == document.content_hash:
+            report.unchanged.append(document.url)
+            continue
+        chunks = chunk_text(document.text, runtime.settings.chunk_chars, document.title)
+        encoded = await runtime.embed([c.with_heading for c in chunks], "passage")
+        sparse = encoded.sparse or [None] * len(chunks)
+        stored = [
+            StoredChunk(document.url, chunk.index, encoded.dense[i].tolist(), sparse[i], {
+                "url": document.url, "host": (urlsplit(document.url).hostname or "").lower(),
+                "title": document.title, "heading": chunk.heading, "text": chunk.text, "chunk_index": chunk.index,
+                "chunks": len(chunks), "content_hash": document.content_hash, "metadata": document.metadata,
+                "indexed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            })
+            for i, chunk in enumerate(chunks)
+        ]
+        await _in_store(runtime, runtime.store.replace_document, collection, document.url, stored)
+        report.indexed.append(document.url)
+        report.chunks += len(chunks)
+        report.truncated_chunks += len(encoded.truncated)
+    return report
+
+
+async def search(runtime: Runtime, collection: str, query: str, limit: int, score_threshold: float | None,
+                 conditions: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The chunks nearest to `query`, best first, each with its score and payload."""
+    encoded = await runtime.embed([query], "query")
+    sparse = encoded.sparse[0] if encoded.sparse else None
+    matches = await _in_store(runtime, runtime.store.search, collection, encoded.dense[0].tolist(), sparse,
+                              limit, score_threshold, conditions)
+    return [{"score": m.score, **{k: v for k, v in m.payload.items() if k != "content_hash"}} for m in matches]
+
+
+async def delete(runtime: Runtime, collection: str, conditions: dict[str, str]) -> int:
+    return await _in_store(runtime, runtime.store.delete, collection, conditions)
+
+
+async def stats(runtime: Runtime, collection: str) -> dict[str, Any]:
+    return await _in_store(runtime, runtime.store.stats, collection)
+
+
+async def _in_store(runtime: Runtime, fn, *args):
+    """Run a blocking store call on the store's own thread; map its lookup errors to HTTP ones."""
+    try:
+        return await asyncio.get_running_loop().run_in_executor(runtime.store_thread, fn, *args)
+    except CollectionNotFound as e:
+        raise NotFound(str(e)) from None
+    except DimensionMismatch as e:
+        raise Conflict(str(e)) from None

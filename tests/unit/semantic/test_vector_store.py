@@ -1,0 +1,82 @@
+"""The vector store on a real embedded Qdrant (qdrant-client's local mode), with hand-made vectors."""
+
+from pathlib import Path
+
+import pytest
+
+from semantic.vector_store import CollectionNotFound, DimensionMismatch, StoredChunk, VectorStore, point_id
+
+
+def chunk(url: str, index: int, vector: list[float], host: str = "a.org", sparse=None) -> StoredChunk:
+    return StoredChunk(url, index, vector, sparse, {"url": url, "host": host, "chunk_index": index,
+                                                    "content_hash": f"h-{url}", "text": f"{url} #{index}"})
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    store = VectorStore(path=str(tmp_path / "qdrant"))
+    store.ensure_collection("c", 3, sparse=False)
+    store.replace_document("c", "https://a.org/1", [chunk("https://a.org/1", 0, [1, 0, 0]),
+                                                    chunk("https://a.org/1", 1, [0.9, 0.1, 0])])
+    store.replace_document("c", "https://b.org/2", [chunk("https://b.org/2", 0, [0, 1, 0], host="b.org")])
+    yield store
+    store.close()
+
+
+def test_search_ranks_by_cosine_with_threshold_and_filter(store: VectorStore) -> None:
+    matches = store.search("c", [1, 0, 0], None, limit=10, score_threshold=None, conditions=None)
+    assert [m.payload["text"] for m in matches] == ["https://a.org/1 #0", "https://a.org/1 #1", "https://b.org/2 #0"]
+    assert matches[0].score == pytest.approx(1.0)
+    assert len(store.search("c", [1, 0, 0], None, 10, score_threshold=0.5, conditions=None)) == 2
+    only_b = store.search("c", [1, 0, 0], None, 10, None, {"host": "b.org"})
+    assert [m.payload["url"] for m in only_b] == ["https://b.org/2"]
+
+
+def test_replacing_a_document_leaves_no_stale_chunk(store: VectorStore) -> None:
+    store.replace_document("c", "https://a.org/1", [chunk("https://a.org/1", 0, [0, 0, 1])])
+    assert store.stats("c")["chunks"] == 2 and store.stats("c")["documents"] == 2
+    assert store.content_hash("c", "https://a.org/1") == "h-https://a.org/1"
+    assert store.content_hash("c", "https://nowhere.org") is None
+
+
+def test_delete_by_url_and_by_host(store: VectorStore) -> None:
+    assert store.delete("c", {"url": "https://a.org/1"}) == 2
+    assert store.delete("c", {"host": "b.org"}) == 1
+    assert store.delete("c", {"host": "b.org"}) == 0
+    assert store.stats("c")["chunks"] == 0
+
+
+def test_unknown_collections_and_other_dimensions_are_refused(store: VectorStore) -> None:
+    with pytest.raises(CollectionNotFound):
+        store.search("nope", [1, 0, 0], None, 1, None, None)
+    with pytest.raises(CollectionNotFound):
+        store.stats("nope")
+    with pytest.raises(DimensionMismatch, match="holds 3-dimensional vectors and the embedder gives 4"):
+        store.ensure_collection("c", 4, sparse=False)
+
+
+def test_sparse_vectors_are_fused_with_dense(tmp_path: Path) -> None:
+    store = VectorStore(path=str(tmp_path / "q"))
+    store.ensure_collection("s", 2, sparse=True)
+    store.replace_document("s", "u1", [chunk("u1", 0, [1, 0], sparse={7: 1.0})])
+    store.replace_document("s", "u2", [chunk("u2", 0, [0.8, 0.6], sparse={9: 2.0})])
+    dense_first = store.search("s", [1, 0], None, 2, None, None)
+    fused = store.search("s", [0.8, 0.6], {7: 1.0}, 2, None, None)
+    assert [m.payload["url"] for m in dense_first] == ["u1", "u2"]
+    assert {m.payload["url"] for m in fused} == {"u1", "u2"} and store.stats("s")["sparse"]
+    store.close()
+
+
+def test_the_embedded_store_persists_across_a_restart(tmp_path: Path) -> None:
+    first = VectorStore(path=str(tmp_path / "q"))
+    first.ensure_collection("p", 2, sparse=False)
+    first.replace_document("p", "u", [chunk("u", 0, [1, 0])])
+    first.close()
+    second = VectorStore(path=str(tmp_path / "q"))
+    assert second.stats("p")["chunks"] == 1
+    assert second.search("p", [1, 0], None, 1, None, None)[0].payload["url"] == "u"
+    second.close()
+
+
+def test_point_ids_are_stable() -> None:
+    assert point_id("u", 0) == point_id("u", 0) != point_id("u", 1)

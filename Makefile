@@ -11,6 +11,7 @@ SITES ?= eval/data/sites.tsv
 QUERIES ?= eval/data/dev/queries.tsv
 QRELS ?= eval/data/dev/qrels.tsv
 MODES ?= keyword,raw_searxng
+TORCH_VERSION ?= 2.13.0
 
 .PHONY: install test lint run demo corpus eval bench clean
 
@@ -18,12 +19,15 @@ install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
 	@test -d /usr/lib/python3/dist-packages/searx || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx; }
 
-# torch is pinned and installed with pip first (a CPU wheel on these machines); see README
+# torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
+# unpinned torch (or uv) would download a multi-GB CUDA build
 $(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml \
-		eval/pyproject.toml tests/requirements.txt
+		eval/pyproject.toml wisp-text/pyproject.toml tests/requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e agent-svc -e semantic-svc -e offline-web -e eval -r tests/requirements.txt
+	$(PY) -m pip install -q torch==$(TORCH_VERSION)
+	$(PY) -m pip install -q -e wisp-text -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
+	  -r tests/requirements.txt
 	touch $@
 
 tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/package-lock.json
@@ -60,6 +64,7 @@ eval: corpus
 bench: install
 	$(PY) bench/keyword_overhead.py
 	$(PY) bench/concurrency.py
+	$(PY) bench/semantic_models.py
 
 clean:
 	rm -rf $(VENV) tests/sdk_js/node_modules .pytest_cache .ruff_cache

@@ -23,7 +23,28 @@ def env_names(settings_class: type) -> set[str]:
 
 
 def dockerfile_of(service: dict) -> Path:
-    return ROOT / service["build"] / "Dockerfile"
+    build = service["build"]
+    if isinstance(build, str):
+        return ROOT / build / "Dockerfile"
+    return ROOT / build.get("context", ".") / build.get("dockerfile", "Dockerfile")
+
+
+def test_dockerfiles_copy_only_what_their_context_holds() -> None:
+    for name, service in SERVICES.items():
+        if "build" not in service:
+            continue
+        build = service["build"]
+        context = ROOT / (build if isinstance(build, str) else build.get("context", "."))
+        for source in re.findall(r"^COPY (\S+) ", dockerfile_of(service).read_text(), re.MULTILINE):
+            assert (context / source).exists(), f"{name}: COPY {source} is not in its build context"
+
+
+def test_the_semantic_image_bakes_in_the_models_compose_asks_for() -> None:
+    service = SERVICES["semantic-svc"]
+    for model in ("EMBED_MODEL", "RERANK_MODEL"):
+        assert service["build"]["args"][model] == service["environment"][model]
+    assert service["environment"]["EMBED_MODEL"] == "${EMBED_MODEL:-BAAI/bge-m3}"
+    assert "snapshot_download" in dockerfile_of(service).read_text()
 
 
 def container_port(service: dict) -> int:

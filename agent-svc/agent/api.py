@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 
 import httpx
@@ -14,9 +16,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agent.config import Settings, get_settings
 from agent.context import Services
 from agent.errors import UpstreamError, WispError
+from agent.extract import warm_up
+from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
 from agent.search import run_search
 from agent.searxng_client import SearxngClient
+from agent.semantic_client import SemanticClient
+from agent.ssrf import Allowlist
 
 log = logging.getLogger("agent")
 
@@ -28,12 +34,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http:
+        # page fetches get their own client: no proxy from the environment, no automatic redirects (each hop
+        # passes the SSRF guard), and a timeout no longer than the pipeline's deadline
+        fetch_timeout = httpx.Timeout(settings.pipeline_deadline_s, connect=min(3.0, settings.pipeline_deadline_s))
+        async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http, \
+                httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
+                                  limits=httpx.Limits(max_connections=32)) as fetch_http:
             searxng = SearxngClient(
                 settings.searxng_url, http, settings.searxng_timeout_s, settings.searxng_config_ttl_s
             )
-            app.state.services = Services(settings, searxng)
-            yield
+            policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
+                                 settings.fetch_max_redirects, settings.fetch_user_agent)
+            spawn = multiprocessing.get_context("spawn")  # forking a process that runs threads is unsafe
+            with ProcessPoolExecutor(settings.extract_workers, mp_context=spawn) as pool:
+                app.state.services = Services(
+                    settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
+                    Fetcher(fetch_http, policy), pool)
+                for _ in range(settings.extract_workers):
+                    pool.submit(warm_up)
+                yield
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
 

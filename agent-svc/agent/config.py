@@ -19,6 +19,29 @@ class Settings(BaseSettings):
     searxng_max_pages: int = Field(5, ge=1, le=20, description="Most SearXNG pages fetched for one source")
     searxng_config_ttl_s: float = Field(300.0, ge=0, description="How long SearXNG's /config (engines) is cached")
     semantic_svc_url: str = Field("http://127.0.0.1:8081", description="Base URL of semantic-svc")
+    semantic_timeout_s: float = Field(5.0, gt=0, description="Longest wait for one semantic-svc answer")
+    pipeline_deadline_s: float = Field(
+        8.0, gt=0, description="Deadline of a ranked search from its start (the request's timeout when smaller)"
+    )
+    rank_reserve_s: float = Field(1.5, ge=0, description="Time kept for ranking when fetching stops")
+    fetch_top: int = Field(8, ge=0, le=12, description="Candidates fetched and extracted in the ranked modes")
+    fetch_max_bytes: int = Field(5_000_000, ge=10_000, description="Largest page body read")
+    fetch_max_redirects: int = Field(5, ge=0, le=20, description="Redirects followed per fetch")
+    fetch_user_agent: str = Field(
+        "Mozilla/5.0 (compatible; Wisp/0.1; +https://github.com/wisp)", description="User-Agent of page fetches"
+    )
+    candidate_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates a ranked mode ranks")
+    reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")
+    semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
+    semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
+    hybrid_margin: float = Field(2.0, ge=0, description="hybrid mode: keep passages within this score of the top")
+    shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: BM25 shortlist sent to the reranker")
+    pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
+    pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")
+    extract_workers: int = Field(2, ge=1, le=32, description="Processes extracting pages in parallel")
+    chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size, in characters")
+    recency_weight: float = Field(0.5, ge=0, description="For time-sensitive queries: share of the margin a fresh "
+                                  "page gains")
     llm_base_url: str = Field("http://127.0.0.1:8091/v1", description="OpenAI-compatible LLM endpoint")
     llm_model: str = Field("default", description="Model name sent to the LLM endpoint")
     llm_api_key: str = Field("", description="API key for the LLM endpoint (empty for a local server)")

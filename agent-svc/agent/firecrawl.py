@@ -109,6 +109,7 @@ class _SearchRequestBase(_Lenient):
             timeout_ms=self.timeout or 60_000,
             ignore_invalid_urls=bool(self.ignoreInvalidURLs),
             scrape_formats=self.scrapeOptions.format_names() if self.scrapeOptions else [],
+            main_content_only=self.scrapeOptions.onlyMainContent is not False if self.scrapeOptions else True,
             **extra,
         )
 
@@ -130,6 +131,8 @@ class V2SearchRequest(_SearchRequestBase):
     retrieval_mode: RetrievalMode | None = None
     search_type: SearchType | None = None
     engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
+    fetch_top: StrictInt | None = Field(None, ge=0, le=12)
+    explain: StrictBool | None = None
 
     def to_query(self) -> SearchQuery:
         if self.includeDomains and self.excludeDomains:
@@ -145,6 +148,8 @@ class V2SearchRequest(_SearchRequestBase):
             exclude_domains=normalize_domains(self.excludeDomains or [], "excludeDomains"),
             engines=list(dict.fromkeys(self.engines or [])),
             retrieval_mode=self.retrieval_mode or "keyword",
+            fetch_top=self.fetch_top,
+            explain=bool(self.explain),
             search_type=self.search_type or "fast",
         )
 
@@ -179,12 +184,17 @@ def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchReques
 
 def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTimings) -> dict[str, Any]:
     data = {
-        source: [_item(source, hit, position, query.categories) for position, hit in enumerate(hits, 1)]
+        source: [{**_item(source, hit, position, query.categories), **_ranking(outcome, hit),
+                  **outcome.documents.get(hit.url, {})} for position, hit in enumerate(hits, 1)]
         for source, hits in outcome.buckets.items()
     }
     body: dict[str, Any] = {"success": True, "data": data, "creditsUsed": 0, "id": new_id()}
     if outcome.warnings:
         body["warning"] = "; ".join(outcome.warnings)
+    if outcome.context is not None:
+        body["context"] = outcome.context
+    if outcome.explain is not None:
+        body["explain"] = outcome.explain
     body["timings_ms"] = timings.as_dict()
     return body
 
@@ -194,7 +204,8 @@ def v1_response(outcome: SearchOutcome) -> dict[str, Any]:
     warnings = list(outcome.warnings) if hits else ["No search results found", *outcome.warnings]
     body: dict[str, Any] = {
         "success": True,
-        "data": [{"url": h.url, "title": h.title, "description": h.content} for h in hits],
+        "data": [{"url": h.url, "title": h.title, "description": h.content, **outcome.documents.get(h.url, {})}
+                 for h in hits],
         "id": new_id(),
     }
     if warnings:
@@ -241,6 +252,17 @@ def _item(source: str, hit: Hit, position: int, categories: list[str]) -> dict[s
     if source != "images" and (label := category_label(hit.url, categories)):
         item["category"] = label
     return item
+
+
+def _ranking(outcome: SearchOutcome, hit: Hit) -> dict[str, Any]:
+    """Wisp's extension on a ranked result: its score, what was scored, and its ranked passages."""
+    detail = outcome.details.get(hit.url)
+    if detail is None or detail.score is None:
+        return {}
+    extension: dict[str, Any] = {"score": round(detail.score, 4), "evidence": detail.evidence}
+    if detail.passages:
+        extension["passages"] = detail.passages
+    return extension
 
 
 def _unique_sources(sources: list[SourceRequest]) -> list[SourceRequest]:

@@ -33,3 +33,6 @@ class SearchQuery:
     retrieval_mode: str = "keyword"
     search_type: str = "fast"
     scrape_formats: list[str] = field(default_factory=list)
+    main_content_only: bool = True  # scrapeOptions.onlyMainContent
+    fetch_top: int | None = None  # None: the configured FETCH_TOP
+    explain: bool = False

@@ -6,6 +6,7 @@ import asyncio
 import time
 
 from agent.context import SearchContext, SearchOutcome, Services
+from agent.documents import attach_documents
 from agent.errors import NotImplementedYet, SearchTimeout
 from agent.modes import get_mode
 from agent.query import SearchQuery
@@ -22,11 +23,8 @@ async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutc
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
             outcome = await mode(query, ctx)
+            await attach_documents(outcome, query, ctx)
     except TimeoutError:
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
-    if query.scrape_formats:
-        outcome.warnings.append(
-            f"scrapeOptions.formats {query.scrape_formats} is not supported yet; results are not scraped"
-        )
     return outcome, ctx

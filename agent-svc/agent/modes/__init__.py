@@ -9,12 +9,12 @@ from collections.abc import Awaitable, Callable
 
 from agent.context import SearchContext, SearchOutcome
 from agent.errors import NotImplementedYet
-from agent.modes import keyword
+from agent.modes import hybrid, keyword, semantic
 from agent.query import SearchQuery
 
 Mode = Callable[[SearchQuery, SearchContext], Awaitable[SearchOutcome]]
 
-MODES: dict[str, Mode] = {"keyword": keyword.run}
+MODES: dict[str, Mode] = {"keyword": keyword.run, "semantic": semantic.run, "hybrid": hybrid.run}
 
 
 def get_mode(name: str) -> Mode:

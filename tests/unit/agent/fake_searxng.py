@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
 from agent.config import Settings
 from agent.context import Services
+from agent.fetch import Fetcher, FetchPolicy
 from agent.searxng_client import SearxngClient
+from agent.semantic_client import SemanticClient
+from agent.ssrf import Allowlist
 
 
 class FakeSearxng:
@@ -44,4 +48,7 @@ class FakeSearxng:
     def services(self, **settings: object) -> Services:
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
         config = Settings(searxng_url="http://searx.test", **settings)
-        return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s))
+        policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
+        return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
+                        SemanticClient("http://semantic.test", http, 1.0), Fetcher(http, policy),
+                        ThreadPoolExecutor(1))

@@ -22,11 +22,11 @@ def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
     assert set(ctx.timings.as_dict()) == {"searxng", "total"}
 
 
-@pytest.mark.parametrize("mode", ["semantic", "hybrid", "vector", "hybrid_vector"])
+@pytest.mark.parametrize("mode", ["vector", "hybrid_vector"])
 def test_modes_not_built_yet_say_so(mode: str) -> None:
     with pytest.raises(NotImplementedYet, match=f"retrieval_mode '{mode}' is not implemented yet"):
         get_mode(mode)
-    assert list(MODES) == ["keyword"]
+    assert list(MODES) == ["keyword", "semantic", "hybrid"]
 
 
 def test_rich_search_type_is_not_built_yet() -> None:
@@ -47,6 +47,6 @@ def test_searxng_is_told_the_time_left() -> None:
     assert 1.5 <= float(fake.requests[0]["timeout_limit"]) <= 1.75
 
 
-def test_unscraped_formats_are_reported() -> None:
-    outcome, _ = run(FakeSearxng(), scrape_formats=["markdown"])
-    assert outcome.warnings == ["scrapeOptions.formats ['markdown'] is not supported yet; results are not scraped"]
+def test_unsupported_formats_are_reported() -> None:
+    outcome, _ = run(FakeSearxng(), scrape_formats=["summary", "json"])
+    assert outcome.warnings == ["scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped"]

@@ -1,0 +1,145 @@
+"""The candidate pool of the ranked modes, and how their decisions become the outcome.
+
+Ranking can only reorder what SearXNG found (seed 001), so a ranked mode asks for a wider pool than `limit`
+(a second SearXNG page), and with REFORMULATE also searches a keyword form of question-like queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from wisp_text.chunking import Chunk, chunk_text
+
+from agent.context import Page, ResultDetail, SearchContext, SearchOutcome
+from agent.dedupe import dedupe
+from agent.pack import Passage, context_text, pack
+from agent.query import SearchQuery
+from agent.rank import freshness, is_time_sensitive
+from agent.retrieve import retrieve_candidates
+from agent.searxng_client import Hit
+
+_QUESTION_WORDS = frozenset(
+    "a an and are as at be by can could do does did for from how i in is it of on or should the to what when where "
+    "which who whom why will with would vs versus into my me you your we our there this that these those".split()
+)
+
+
+@dataclass
+class Candidate:
+    hit: Hit
+    rank: int  # SearXNG's, from 1
+    page: Page | None = None
+    pass1: float | None = None  # snippet score (semantic mode)
+    score: float | None = None  # final score
+    passages: list[Passage] = field(default_factory=list)
+    decision: str = "not ranked"
+    reason: str = ""
+
+    @property
+    def url(self) -> str:
+        return self.hit.url
+
+    @property
+    def title(self) -> str:
+        return (self.page.extracted.title if self.page and self.page.extracted else "") or self.hit.title
+
+    def evidence(self, chunk_chars: int) -> list[Chunk]:
+        """The page's chunks when it was fetched and extracted, else its SearXNG snippet as one chunk."""
+        if self.page and self.page.extracted:
+            return chunk_text(self.page.extracted.markdown, chunk_chars, self.title) or self._snippet()
+        return self._snippet()
+
+    def _snippet(self) -> list[Chunk]:
+        return [Chunk(0, self.hit.content or self.hit.title, self.hit.title)]
+
+    @property
+    def published(self):
+        extracted = self.page.extracted if self.page else None
+        return self.hit.published or (extracted.published if extracted else None)
+
+
+def keyword_form(text: str) -> str | None:
+    """A question without its question words ("which PostgreSQL version added MERGE" → "PostgreSQL MERGE");
+    None when that changes nothing or leaves too little."""
+    words = re.findall(r"[\w.+#:-]+", text)
+    kept = [w for w in words if w.lower() not in _QUESTION_WORDS]
+    if len(kept) < 2 or len(kept) == len(words):
+        return None
+    return " ".join(kept)
+
+
+async def candidate_pool(query: SearchQuery, ctx: SearchContext) -> tuple[SearchOutcome, list[Candidate]]:
+    """SearXNG's results for the query, widened to the configured pool; web hits become candidates."""
+    settings = ctx.services.settings
+    pool = replace(query, limit=max(query.limit, settings.candidate_pool))
+    variants = [pool]
+    if settings.reformulate and (keywords := keyword_form(query.query)):
+        variants.append(replace(pool, query=keywords))
+    outcomes = await asyncio.gather(*(retrieve_candidates(v, ctx) for v in variants))
+    outcome = outcomes[0]
+    if len(outcomes) > 1:
+        merged = _interleave([o.buckets.get("web", []) for o in outcomes])
+        outcome.buckets["web"] = dedupe(merged, lambda h: h.url)
+    return outcome, [Candidate(hit, rank) for rank, hit in enumerate(outcome.buckets.get("web", []), 1)]
+
+
+def recency_boost(candidates: list[Candidate], query: SearchQuery, weight: float, margin: float) -> bool:
+    """For a time-sensitive query, add up to weight × margin to fresh pages' scores; return whether it applied."""
+    if not is_time_sensitive(query.query, query.tbs) or weight <= 0:
+        return False
+    for candidate in candidates:
+        if candidate.score is not None:
+            candidate.score += weight * margin * freshness(candidate.published)
+    return True
+
+
+def finish(outcome: SearchOutcome, query: SearchQuery, ranked: list[Candidate], candidates: list[Candidate],
+           ctx: SearchContext) -> SearchOutcome:
+    """The kept candidates (best first) become the web bucket; their passages are packed into the context."""
+    settings = ctx.services.settings
+    kept = [c for c in ranked if c.decision == "kept"][: query.limit]
+    outcome.buckets = {source: hits[: query.limit] for source, hits in outcome.buckets.items()}
+    outcome.buckets["web"] = [c.hit for c in kept]
+    outcome.details = {c.url: ResultDetail(c.score, "page" if c.page and c.page.extracted else "snippet",
+                                           [_passage_json(p) for p in c.passages]) for c in kept}
+    with ctx.timings.stage("pack"):
+        packed = pack([p for c in kept for p in c.passages], settings.pack_chars, settings.pack_per_url)
+        outcome.context = context_text(packed)
+    if query.explain:
+        outcome.explain = [_explain_row(c) for c in sorted(candidates, key=lambda c: c.rank)]
+    return outcome
+
+
+def keep_searxng_order(outcome: SearchOutcome, query: SearchQuery, candidates: list[Candidate],
+                       ctx: SearchContext, cause: str) -> SearchOutcome:
+    """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
+    outcome.warnings.append(f"{cause}: results keep SearXNG's order")
+    for candidate in candidates:
+        candidate.decision, candidate.reason = "kept", "SearXNG order (no scores)"
+    return finish(outcome, query, candidates, candidates, ctx)
+
+
+def _interleave(lists: list[list[Hit]]) -> list[Hit]:
+    merged = []
+    for i in range(max(map(len, lists), default=0)):
+        merged += [hits[i] for hits in lists if i < len(hits)]
+    return merged
+
+
+def _passage_json(passage: Passage) -> dict[str, Any]:
+    return {"heading": passage.heading, "text": passage.text, "score": round(passage.score, 4)}
+
+
+def _explain_row(candidate: Candidate) -> dict[str, Any]:
+    page = candidate.page
+    return {
+        "url": candidate.url, "title": candidate.title, "searxng_rank": candidate.rank,
+        "fetch": None if page is None else ("ok" if page.extracted else page.error),
+        "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
+        "pass1_score": None if candidate.pass1 is None else round(candidate.pass1, 4),
+        "score": None if candidate.score is None else round(candidate.score, 4),
+        "decision": candidate.decision, "reason": candidate.reason,
+    }

@@ -1,0 +1,66 @@
+"""scrapeOptions.formats on every mode: the returned results' pages as Firecrawl Documents (contract §2.3).
+
+Each scraped result gains its content keys and a `metadata` that repeats url, sourceURL, title and
+description, because firecrawl-py turns an item with content keys into a Document, which has no top-level
+url or title. A result whose page failed keeps no content key, only `metadata` with the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.context import Page, SearchContext, SearchOutcome
+from agent.extract import Extracted
+from agent.pages import extract_page, fetch_pages
+from agent.query import SearchQuery
+
+SUPPORTED = ("markdown", "html", "rawHtml", "links")
+SCRAPED_SOURCES = ("web", "news")
+
+
+async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> None:
+    formats = [f for f in query.scrape_formats if f in SUPPORTED]
+    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED))
+    if unsupported:
+        outcome.warnings.append(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
+    if not formats:
+        return
+    hits = {h.url: h for source in SCRAPED_SOURCES for h in outcome.buckets.get(source, [])}
+    pages = await fetch_pages(list(hits), ctx, deadline=ctx.pipeline_deadline())
+    want_html = "html" in formats
+    if want_html or not query.main_content_only:  # pages were extracted for ranking: main content, no HTML
+        with ctx.timings.stage("extract"):
+            redone = await asyncio.gather(*(extract_page(ctx, p.fetched, query.main_content_only, want_html)
+                                            for p in pages.values()))
+        pages = dict(zip(pages, redone, strict=True))
+    for url, page in pages.items():
+        outcome.documents[url] = document(url, hits[url].title, hits[url].content, page, formats)
+
+
+def document(url: str, title: str, description: str, page: Page, formats: list[str]) -> dict[str, Any]:
+    extracted, error = page.extracted, page.error
+    metadata: dict[str, Any] = {
+        "title": (extracted.title if extracted else "") or title, "description": (extracted.description if
+                                                                                extracted else "") or description,
+        "url": page.fetched.final_url, "sourceURL": url, "statusCode": page.fetched.status or _failure_status(error),
+        "contentType": page.fetched.content_type or None, "proxyUsed": "basic",
+    }
+    if extracted is None:
+        return {"metadata": {**metadata, "error": error or "not scraped"}}
+    if extracted.language:
+        metadata["language"] = extracted.language
+    if extracted.published:
+        metadata["publishedTime"] = extracted.published.isoformat()
+    return {**_content(extracted, formats), "metadata": metadata}
+
+
+def _content(extracted: Extracted, formats: list[str]) -> dict[str, Any]:
+    values = {"markdown": extracted.markdown, "html": extracted.html or "", "rawHtml": extracted.raw_html,
+              "links": extracted.links}
+    return {f: values[f] for f in formats}
+
+
+def _failure_status(error: str | None) -> int:
+    """Firecrawl answers 403 for a denied crawl and 500 for other failures without an HTTP status."""
+    return 403 if error and error.startswith("blocked") else 500

@@ -1,0 +1,130 @@
+"""Stage 3b, extract: a fetched page → its main content as markdown, with title, description, date, language.
+
+trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
+Plain text passes through, and PDFs give their text through pypdf.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit
+
+import trafilatura
+from trafilatura.utils import load_html
+
+from agent.fetch import PDF_TYPE, Fetched
+
+log = logging.getLogger(__name__)
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
+_MAX_PDF_PAGES = 50
+
+
+@dataclass
+class Extracted:
+    url: str
+    markdown: str
+    title: str = ""
+    description: str = ""
+    published: datetime | None = None
+    language: str | None = None
+    raw_html: str = ""
+    html: str | None = None  # cleaned main content, only when asked for
+    links: list[str] = field(default_factory=list)
+
+
+class ExtractionFailed(ValueError):
+    pass
+
+
+def extract(fetched: Fetched, main_only: bool = True, want_html: bool = False) -> Extracted:
+    """The text of a successful fetch; raises ExtractionFailed when nothing usable comes out."""
+    if fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-"):
+        return Extracted(fetched.final_url, _pdf_text(fetched.body))
+    text = decode(fetched.body, fetched.charset)
+    if fetched.content_type == "text/plain":
+        return Extracted(fetched.final_url, text.strip())
+    return _from_html(fetched.final_url, text, main_only, want_html)
+
+
+def warm_up() -> None:
+    """Import trafilatura and run it once, so that a fresh worker process does not slow the first search."""
+    trafilatura.extract("<html><body><p>" + "Warm-up paragraph. " * 20 + "</p></body></html>")
+
+
+def decode(body: bytes, declared: str | None) -> str:
+    """Bytes → text: the declared charset, else the page's <meta charset>, else UTF-8, bad bytes replaced."""
+    for charset in (declared, _meta_charset(body), "utf-8"):
+        if charset:
+            try:
+                return body.decode(charset, errors="replace")
+            except LookupError:
+                continue
+    return body.decode("utf-8", errors="replace")
+
+
+def _from_html(url: str, page: str, main_only: bool, want_html: bool) -> Extracted:
+    tree = load_html(page)  # parsed once: links and metadata read it, then extraction (which prunes it)
+    if tree is None:
+        raise ExtractionFailed("the page is not parseable HTML")
+    links = _links(url, tree.xpath("//a/@href"))
+    metadata = trafilatura.extract_metadata(tree, default_url=url)
+    if main_only:
+        markdown = trafilatura.extract(tree, url=url, output_format="markdown", include_formatting=True,
+                                       include_tables=True, include_links=False, favor_recall=True) or ""
+    else:
+        markdown = trafilatura.html2txt(tree) or ""
+    if not markdown.strip():
+        raise ExtractionFailed("no text could be extracted")
+    cleaned = trafilatura.extract(load_html(page), url=url, output_format="html", include_formatting=True,
+                                  include_tables=True, include_links=True) if want_html else None
+    return Extracted(
+        url=url, markdown=markdown.strip(),
+        title=(metadata.title if metadata else "") or "",
+        description=(metadata.description if metadata else "") or "",
+        published=_date(metadata.date if metadata else None),
+        language=(metadata.language if metadata else None) or _html_lang(page),
+        raw_html=page, html=cleaned, links=links,
+    )
+
+
+def _pdf_text(body: bytes) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = [page.extract_text() or "" for page in reader.pages[:_MAX_PDF_PAGES]]
+    except (PyPdfError, ValueError, KeyError) as e:
+        raise ExtractionFailed(f"unreadable PDF: {e}") from None
+    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    if not text:
+        raise ExtractionFailed("the PDF holds no text")
+    return text
+
+
+def _meta_charset(body: bytes) -> str | None:
+    match = _META_CHARSET.search(body[:4096])
+    return match.group(1).decode("ascii") if match else None
+
+
+def _date(text: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=UTC) if text else None
+    except ValueError:
+        return None
+
+
+def _html_lang(page: str) -> str | None:
+    match = re.search(r"<html[^>]*\slang=[\"']?([\w-]+)", page[:4096], re.IGNORECASE)
+    return match.group(1) if match else None
+
+
+def _links(base: str, hrefs: list[str]) -> list[str]:
+    """Absolute http(s) links, without fragments, each once."""
+    links = (urljoin(base, href.strip()).split("#", 1)[0] for href in hrefs)
+    return list(dict.fromkeys(u for u in links if urlsplit(u).scheme in ("http", "https")))

@@ -1,0 +1,45 @@
+"""Stage 4 input, pack: the best passages, greedily, into a character budget, at most N per page (seed 001)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Passage:
+    url: str
+    title: str
+    heading: str
+    text: str
+    score: float
+
+    @property
+    def with_heading(self) -> str:
+        """What a model scores: the heading gives a chunk the context its paragraphs lack."""
+        return f"{self.heading}\n{self.text}" if self.heading else self.text
+
+
+def pack(passages: list[Passage], budget_chars: int, per_url: int) -> list[Passage]:
+    """Passages in score order that fit the budget, skipping a page's passages past `per_url` so that the
+    context stays diverse; a passage that does not fit is skipped, not cut, and smaller ones may still fit."""
+    packed: list[Passage] = []
+    used, per_page = 0, Counter[str]()
+    for passage in sorted(passages, key=lambda p: p.score, reverse=True):
+        if per_page[passage.url] >= per_url or used + len(passage.text) > budget_chars:
+            continue
+        packed.append(passage)
+        per_page[passage.url] += 1
+        used += len(passage.text)
+    return packed
+
+
+def context_text(packed: list[Passage]) -> str:
+    """The packed passages as one string, each page numbered once ([1], [2], …) for citing."""
+    numbers: dict[str, int] = {}
+    blocks = []
+    for passage in packed:
+        number = numbers.setdefault(passage.url, len(numbers) + 1)
+        heading = f" › {passage.heading}" if passage.heading and passage.heading != passage.title else ""
+        blocks.append(f"[{number}] {passage.title}{heading} ({passage.url})\n{passage.text}")
+    return "\n\n".join(blocks)

@@ -226,12 +226,9 @@ def load_stats(latencies: list[float], wall_s: float, passages_per_request: int 
 
 
 def service_benchmark(texts: list[str], workdir: Path, requests: int) -> dict:
-    from offline_web.stack import uvicorn_service
+    from offline_web.stack import semantic_service
 
-    service = uvicorn_service("semantic-svc", "semantic.api:app", workdir, {"QDRANT_PATH": str(workdir / "q")})
-    with service:
-        while httpx.get(service.url + "/readyz").status_code != 200:
-            time.sleep(0.2)
+    with semantic_service(workdir).started(timeout_s=180) as service:
         asyncio.run(service_load(service.url, 1, 2, texts))  # warm-up
         return {"one_client": asyncio.run(service_load(service.url, 1, requests, texts)),
                 "eight_clients": asyncio.run(service_load(service.url, 8, max(requests // 8, 2), texts))}

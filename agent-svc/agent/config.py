@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -19,6 +20,9 @@ class Settings(BaseSettings):
     searxng_max_pages: int = Field(5, ge=1, le=20, description="Most SearXNG pages fetched for one source")
     searxng_config_ttl_s: float = Field(300.0, ge=0, description="How long SearXNG's /config (engines) is cached")
     semantic_svc_url: str = Field("http://127.0.0.1:8081", description="Base URL of semantic-svc")
+    default_retrieval_mode: Literal["keyword", "semantic", "hybrid", "vector", "hybrid_vector"] = Field(
+        "keyword", description="Mode of requests that name none: the Firecrawl SDKs cannot send retrieval_mode"
+    )
     semantic_timeout_s: float = Field(5.0, gt=0, description="Longest wait for one semantic-svc answer")
     pipeline_deadline_s: float = Field(
         8.0, gt=0, description="Deadline of a ranked search from its start (the request's timeout when smaller)"
@@ -34,7 +38,7 @@ class Settings(BaseSettings):
     reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")
     semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
     semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
-    hybrid_margin: float = Field(2.0, ge=0, description="hybrid mode: keep passages within this score of the top")
+    hybrid_margin: float = Field(1.8, ge=0, description="hybrid mode: keep passages within this score of the top")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: BM25 shortlist sent to the reranker")
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
     pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")

@@ -77,7 +77,7 @@ def _from_html(url: str, page: str, main_only: bool, want_html: bool) -> Extract
         markdown = trafilatura.extract(tree, url=url, output_format="markdown", include_formatting=True,
                                        include_tables=True, include_links=False, favor_recall=True) or ""
     else:
-        markdown = trafilatura.html2txt(tree) or ""
+        markdown = _whole_text(tree)
     if not markdown.strip():
         raise ExtractionFailed("no text could be extracted")
     cleaned = trafilatura.extract(load_html(page), url=url, output_format="html", include_formatting=True,
@@ -90,6 +90,13 @@ def _from_html(url: str, page: str, main_only: bool, want_html: bool) -> Extract
         language=(metadata.language if metadata else None) or _html_lang(page),
         raw_html=page, html=cleaned, links=links,
     )
+
+
+def _whole_text(tree) -> str:
+    """Every visible text of the page, navigation and footer included (trafilatura's cleaning drops those)."""
+    for element in tree.xpath("//script|//style|//noscript|//template"):
+        element.drop_tree()
+    return trafilatura.html2txt(tree, clean=False) or ""
 
 
 def _pdf_text(body: bytes) -> str:

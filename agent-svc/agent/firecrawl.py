@@ -147,7 +147,7 @@ class V2SearchRequest(_SearchRequestBase):
             include_domains=normalize_domains(self.includeDomains or [], "includeDomains"),
             exclude_domains=normalize_domains(self.excludeDomains or [], "excludeDomains"),
             engines=list(dict.fromkeys(self.engines or [])),
-            retrieval_mode=self.retrieval_mode or "keyword",
+            retrieval_mode=self.retrieval_mode or "",  # "": the service's DEFAULT_RETRIEVAL_MODE
             fetch_top=self.fetch_top,
             explain=bool(self.explain),
             search_type=self.search_type or "fast",

@@ -30,7 +30,7 @@ class SearchQuery:
     engines: list[str] = field(default_factory=list)
     timeout_ms: int = 60_000
     ignore_invalid_urls: bool = False
-    retrieval_mode: str = "keyword"
+    retrieval_mode: str = ""  # "": the service's DEFAULT_RETRIEVAL_MODE
     search_type: str = "fast"
     scrape_formats: list[str] = field(default_factory=list)
     main_content_only: bool = True  # scrapeOptions.onlyMainContent

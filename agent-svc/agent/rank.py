@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 
 _TIME_SENSITIVE = re.compile(r"\b(latest|newest|recent|recently|current|currently|today|this (week|month|year)|"
                              r"(19|20)\d\d)\b", re.IGNORECASE)
 RECENCY_HALF_LIFE_DAYS = 365.0
+RRF_K = 10  # small pools (about 20 candidates): a smaller k than the usual 60 keeps the top ranks decisive
+C = TypeVar("C")
 
 
 def within_margin(scores: Sequence[float], margin: float) -> list[bool]:
@@ -23,6 +26,15 @@ def within_margin(scores: Sequence[float], margin: float) -> list[bool]:
         return []
     top = max(scores)
     return [top - s <= margin for s in scores]
+
+
+def fused_order(candidates: list[C], score: Callable[[C], float]) -> list[C]:
+    """Candidates (in SearXNG's order) by reciprocal rank fusion of that order and `score`'s order."""
+    by_score = sorted(range(len(candidates)), key=lambda i: score(candidates[i]), reverse=True)
+    fused = [1 / (RRF_K + i + 1) for i in range(len(candidates))]
+    for rank, i in enumerate(by_score, 1):
+        fused[i] += 1 / (RRF_K + rank)
+    return [candidates[i] for i in sorted(range(len(candidates)), key=lambda i: fused[i], reverse=True)]
 
 
 def is_time_sensitive(query: str, tbs: str | None) -> bool:

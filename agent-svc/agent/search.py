@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 from agent.context import SearchContext, SearchOutcome, Services
 from agent.documents import attach_documents
@@ -16,6 +17,8 @@ SEARCH_TYPES = {"fast"}
 
 async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutcome, SearchContext]:
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings."""
+    if not query.retrieval_mode:
+        query = replace(query, retrieval_mode=services.settings.default_retrieval_mode)
     mode = get_mode(query.retrieval_mode)
     if query.search_type not in SEARCH_TYPES:
         raise NotImplementedYet(f"search_type {query.search_type!r} is not implemented yet; available: fast")

@@ -3,6 +3,7 @@
     python -m wisp_eval run --queries Q --qrels R --agent URL [--searx URL] --modes keyword,raw_searxng
     python -m wisp_eval offline --sites S --queries Q --qrels R --modes keyword,raw_searxng
     python -m wisp_eval check --sites S --queries Q --qrels R
+    python -m wisp_eval calibrate --queries Q --qrels R --agent URL --mode semantic   (or --sites S: offline)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check":
             return _check(args)
+        if args.command == "calibrate":
+            return _calibrate(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -36,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     for problem in check_consistency(queries, qrels):
         print(f"warning: {problem}", file=sys.stderr)
     if args.command == "offline":
-        with _offline_stack(args.sites) as (agent_url, searx_url):
+        needs_models = any(m.strip() not in ("keyword", "raw_searxng") for m in args.modes.split(","))
+        with _offline_stack(args.sites, needs_models) as (agent_url, searx_url):
             return _run(args, queries, qrels, agent_url, searx_url)
     return _run(args, queries, qrels, args.agent, args.searx)
 
@@ -79,6 +83,31 @@ def _print_progress(done: int, total: int, query: Query, rows: list[Row]) -> Non
     print(f"[{done:>{len(str(total))}}/{total}] {query.qid:<8} " + " | ".join(parts), file=sys.stderr, flush=True)
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from wisp_eval.calibrate import collect_gaps, distribution, margin_table, recommend
+
+    queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
+    with httpx.Client(timeout=args.timeout) as client:
+        if args.sites:
+            with _offline_stack(args.sites, with_semantic=True) as (agent_url, _):
+                gaps = collect_gaps(client, agent_url, args.mode, queries, qrels)
+        else:
+            gaps = collect_gaps(client, args.agent, args.mode, queries, qrels)
+    result = {"mode": args.mode, "candidates": len(gaps), "distribution_of_gap_below_top": distribution(gaps),
+              "margins": margin_table(gaps), "smallest_margin_keeping_all_relevant": recommend(gaps),
+              "smallest_margin_keeping_90pct_relevant": recommend(gaps, 0.9),
+              "gaps": [vars(g) for g in gaps]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"calibration-{args.mode}.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("gaps", "margins")}, indent=2))
+    print("| margin | relevant kept | irrelevant kept |\n|---|---|---|")
+    for row in result["margins"][::2]:
+        print(f"| {row['margin']} | {row['relevant_kept']} | {row['irrelevant_kept']} |")
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
     from offline_web.sites import load_sites
     from wisp_eval.check import check_judgments
@@ -93,11 +122,11 @@ def _check(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _offline_stack(sites: Path) -> Iterator[tuple[str, str]]:
-    """The offline web, a real searx and agent-svc on loopback, for as long as the run lasts."""
+def _offline_stack(sites: Path, with_semantic: bool) -> Iterator[tuple[str, str]]:
+    """The offline web, a real searx and agent-svc (and semantic-svc) on loopback, while the run lasts."""
     from offline_web.stack import wisp_stack
 
-    with tempfile.TemporaryDirectory() as tmp, wisp_stack(sites, Path(tmp)) as stack:
+    with tempfile.TemporaryDirectory() as tmp, wisp_stack(sites, Path(tmp), with_semantic=with_semantic) as stack:
         yield stack.agent.url, stack.offline.searx.url
 
 
@@ -122,6 +151,14 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--searx", help="SearXNG base URL, for raw_searxng")
         else:
             command.add_argument("--sites", type=Path, required=True, help="sites file of the offline web")
+    calibrate = sub.add_parser("calibrate", help="distribution of score gaps and the pruning margin they suggest")
+    calibrate.add_argument("--queries", type=Path, required=True)
+    calibrate.add_argument("--qrels", type=Path, required=True)
+    calibrate.add_argument("--mode", default="semantic")
+    calibrate.add_argument("--agent", help="agent-svc base URL")
+    calibrate.add_argument("--sites", type=Path, help="instead of --agent: start the offline stack on these sites")
+    calibrate.add_argument("--timeout", type=float, default=120.0)
+    calibrate.add_argument("--out", type=Path, default=Path("eval-results"))
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

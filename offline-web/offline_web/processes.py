@@ -7,6 +7,8 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -64,6 +66,14 @@ class Service:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    @contextmanager
+    def started(self, timeout_s: float) -> Iterator[Service]:
+        """Start with a longer wait than the default, and stop on exit."""
+        try:
+            yield self.start(timeout_s)
+        finally:
+            self.stop()
 
     def __enter__(self) -> Service:
         return self.start()

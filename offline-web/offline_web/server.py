@@ -3,6 +3,7 @@
 Every host contains a dot, so a first path segment without one is a service route: /search and /html
 (the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and the robustness
 routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/status/<code>,
+/_test/redirect?to=URL,
 /_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, and /_test/log (the requests seen).
 PDFs (debian-reference ships one) are served as application/pdf.
 """
@@ -148,6 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(int(parts[2]), json.dumps({"error": f"forced status {parts[2]}"}).encode(), "application/json")
         elif parts[1:] == ["hang"]:
             self.web.stopping.wait(float(query.get("seconds", 30)))
+        elif parts[1:] == ["redirect"] and query.get("to"):
+            self._redirect(query["to"], HTTPStatus.FOUND)
         elif parts[1:] == ["long"]:
             self._send(200, _long_page(int(query.get("kb", 1024))), "text/html; charset=utf-8")
         elif parts[1:] == ["log"]:
@@ -184,8 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, precompressed.read_bytes(), content_type, encoding="gzip")
         self._not_found()
 
-    def _redirect(self, location: str) -> None:
-        self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+    def _redirect(self, location: str, status: HTTPStatus = HTTPStatus.MOVED_PERMANENTLY) -> None:
+        self.send_response(status)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
         self.end_headers()

@@ -48,12 +48,21 @@ def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0,
         yield OfflineStack(web, searx)
 
 
-def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], port: int | None = None) -> Service:
-    """An ASGI app served by uvicorn on loopback, as in production (`uvicorn agent.api:app`)."""
+def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], port: int | None = None,
+                    ready_path: str = "/healthz") -> Service:
+    """An ASGI app served by uvicorn on loopback, as in production (`uvicorn agent.api:app`); started means
+    `ready_path` answers 200."""
     port = port or free_port()
     command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
                "--log-level", "warning"]
-    return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log", env=env)
+    return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log", env=env,
+                   health_path=ready_path)
+
+
+def semantic_service(workdir: Path, **env: str) -> Service:
+    """semantic-svc with an embedded Qdrant in `workdir`; ready once its models are loaded."""
+    return uvicorn_service("semantic-svc", "semantic.api:app", workdir,
+                           {"QDRANT_PATH": str(workdir / "qdrant"), **env}, ready_path="/readyz")
 
 
 @contextmanager
@@ -63,7 +72,8 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1"}
         semantic = None
         if with_semantic:
-            semantic = running.enter_context(uvicorn_service("semantic-svc", "semantic.api:app", workdir, {}))
+            semantic = semantic_service(workdir)
+            running.enter_context(semantic.started(timeout_s=180))
             env["SEMANTIC_SVC_URL"] = semantic.url
         agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir, env, agent_port))
         yield WispStack(offline, agent, semantic)

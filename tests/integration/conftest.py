@@ -13,15 +13,15 @@ import httpx
 import pytest
 
 from offline_web.processes import Service, free_port
-from offline_web.stack import OfflineStack, offline_search_stack, uvicorn_service
+from offline_web.stack import OfflineStack, offline_search_stack, semantic_service, uvicorn_service
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MINI_SITES = FIXTURES / "sites-mini.tsv"
 SEARX_PYTHON = "/usr/bin/python3"
 
 
-def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc") -> Service:
-    return uvicorn_service(name, "agent.api:app", workdir, {"SEARXNG_URL": searxng_url})
+def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc", **env: str) -> Service:
+    return uvicorn_service(name, "agent.api:app", workdir, {"SEARXNG_URL": searxng_url, **env})
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +58,28 @@ def broken_agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
              agent_service(no_json.url, workdir, "agent-nojson") as a_nojson, \
              agent_service(limited.url, workdir, "agent-limited") as a_limited:
             yield {"down": a_down.url, "json-disabled": a_nojson.url, "limited": a_limited.url}
+
+
+@pytest.fixture(scope="session")
+def semantic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """semantic-svc with the offline models, shared by every test of the ranked modes."""
+    with semantic_service(tmp_path_factory.mktemp("semantic-shared")).started(timeout_s=180) as semantic:
+        yield semantic.url
+
+
+@pytest.fixture(scope="session")
+def ranked_agents(stack: OfflineStack, semantic_url: str, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[dict[str, str]]:
+    """agent-svc set up for the ranked modes (the offline web opened to fetching), hybrid by default for the
+    SDKs, and two degraded ones: semantic-svc unreachable, fetching closed (loopback is not allowed)."""
+    workdir = tmp_path_factory.mktemp("ranked")
+    searx = stack.searx.url
+    with agent_service(searx, workdir, "agent-ranked", SEMANTIC_SVC_URL=semantic_url,
+                       FETCH_ALLOW_HOSTS="127.0.0.1") as ranked, \
+         agent_service(searx, workdir, "agent-hybrid-default", SEMANTIC_SVC_URL=semantic_url,
+                       FETCH_ALLOW_HOSTS="127.0.0.1", DEFAULT_RETRIEVAL_MODE="hybrid") as hybrid_default, \
+         agent_service(searx, workdir, "agent-no-semantic", SEMANTIC_SVC_URL=f"http://127.0.0.1:{free_port()}",
+                       FETCH_ALLOW_HOSTS="127.0.0.1") as no_semantic, \
+         agent_service(searx, workdir, "agent-closed-fetch", SEMANTIC_SVC_URL=semantic_url) as closed_fetch:
+        yield {"ranked": ranked.url, "hybrid-default": hybrid_default.url, "no-semantic": no_semantic.url,
+               "closed-fetch": closed_fetch.url}

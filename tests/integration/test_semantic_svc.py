@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import httpx
 import pytest
 
 from offline_web.processes import Service
-from offline_web.stack import uvicorn_service
+from offline_web.stack import semantic_service
 
 WAL = ("# Write-Ahead Logging\n\nThe default method by which SQLite implements atomic commit is a rollback journal. "
        "Beginning with version 3.7.0, a new write-ahead log option is available.\n\n## Checkpointing\n\n"
@@ -22,20 +21,14 @@ REBASE = ("# git-rebase\n\nReapply commits on top of another base tip. Interacti
           "edit, reorder and squash commits into one before they are merged.")
 
 
-def start_semantic(workdir: Path, qdrant: Path, **env: str) -> Service:
-    service = uvicorn_service("semantic-svc", "semantic.api:app", workdir, {"QDRANT_PATH": str(qdrant), **env})
-    service.start(timeout_s=60)
-    deadline = time.monotonic() + 120  # models load after start-up
-    while httpx.get(service.url + "/readyz").status_code != 200:
-        assert time.monotonic() < deadline, service.log_tail()
-        time.sleep(0.2)
-    return service
+def start_semantic(workdir: Path) -> Service:
+    return semantic_service(workdir).start(timeout_s=180)  # models load after start-up
 
 
 @pytest.fixture(scope="module")
 def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     workdir = tmp_path_factory.mktemp("semantic")
-    service = start_semantic(workdir, workdir / "qdrant")
+    service = start_semantic(workdir)
     with httpx.Client(base_url=service.url, timeout=60) as client:
         client.workdir = workdir  # type: ignore[attr-defined]
         client.service = service  # type: ignore[attr-defined]
@@ -154,12 +147,11 @@ def test_concurrent_requests_all_complete(semantic: httpx.Client) -> None:
 
 
 def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
-    qdrant = tmp_path / "qdrant"
-    first = start_semantic(tmp_path, qdrant)
+    first = start_semantic(tmp_path)
     httpx.post(first.url + "/index/upsert", json={"documents": [{"url": "https://a.org/x", "text": REBASE}]},
                timeout=60).raise_for_status()
     first.stop()
-    second = start_semantic(tmp_path, qdrant)
+    second = start_semantic(tmp_path)
     try:
         stats = httpx.get(second.url + "/index/stats").json()
         hit = httpx.post(second.url + "/index/search", json={"query": "squash commits"}, timeout=60).json()

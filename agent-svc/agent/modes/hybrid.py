@@ -12,7 +12,7 @@ from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
 from agent.pages import fetch_pages, snippet_warning
 from agent.query import SearchQuery
-from agent.rank import within_margin
+from agent.rank import fused_order, within_margin
 from agent.semantic_client import SemanticUnavailable
 
 
@@ -52,7 +52,9 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     if recency_boost(candidates, query, settings.recency_weight, settings.hybrid_margin):
         outcome.warnings.append("time-sensitive query: fresher pages were weighted up")
     _decide(candidates, scored[0].score, settings.hybrid_margin)
-    ranked = sorted((c for c in candidates if c.score is not None), key=lambda c: c.score, reverse=True)
+    # pages in the order of their best passage fused with SearXNG's: as in semantic mode, the reranker alone
+    # demoted pages SearXNG had right (measured on the dev set)
+    ranked = fused_order([c for c in candidates if c.score is not None], lambda c: c.score)
     return finish(outcome, query, ranked, candidates, ctx)
 
 

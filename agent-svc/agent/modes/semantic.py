@@ -12,7 +12,7 @@ from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
 from agent.pages import fetch_pages, snippet_warning
 from agent.query import SearchQuery
-from agent.rank import within_margin
+from agent.rank import fused_order, within_margin
 from agent.semantic_client import SemanticUnavailable
 
 
@@ -25,7 +25,9 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
         await _pass_one(query, candidates, ctx)
     except SemanticUnavailable as e:
         return keep_searxng_order(outcome, query, candidates, ctx, f"semantic-svc failed ({e})")
-    by_snippet = sorted(candidates, key=lambda c: c.pass1, reverse=True)
+    # pass 1 reorders by snippet cosine fused with SearXNG's rank: on thin snippets cosine alone left pages
+    # SearXNG had right unfetched (measured on the dev set), and only fetched pages can prove themselves
+    by_snippet = fused_order(candidates, lambda c: c.pass1)
     top = by_snippet[: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
     pages = await fetch_pages([c.url for c in top], ctx)
     for candidate in top:
@@ -43,11 +45,12 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
                                           candidate.hit.title, candidate.pass1)]
     if recency_boost(candidates, query, settings.recency_weight, settings.semantic_margin):
         outcome.warnings.append("time-sensitive query: fresher pages were weighted up")
-    ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
-    for candidate, keep in zip(ranked, within_margin([c.score for c in ranked], settings.semantic_margin),
+    ranked = fused_order(candidates, lambda c: c.score)
+    best = max(c.score for c in candidates)
+    for candidate, keep in zip(candidates, within_margin([c.score for c in candidates], settings.semantic_margin),
                                strict=True):
         candidate.decision = "kept" if keep else "pruned"
-        candidate.reason = f"{ranked[0].score - candidate.score:.3f} below the top (margin {settings.semantic_margin})"
+        candidate.reason = f"{best - candidate.score:.3f} below the top (margin {settings.semantic_margin})"
     return finish(outcome, query, ranked, candidates, ctx)
 
 

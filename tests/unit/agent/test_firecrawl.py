@@ -27,7 +27,7 @@ def v2(**body) -> object:
 def test_defaults() -> None:
     query = v2(query="hello")
     assert (query.limit, query.lang, query.country, query.timeout_ms) == (10, "en", "us", 60_000)
-    assert query.sources == [SourceRequest("web")] and query.retrieval_mode == "keyword"
+    assert query.sources == [SourceRequest("web")] and query.retrieval_mode == ""
     assert parse_request(b'{"query": "hello"}', V1SearchRequest).limit == 5
     assert v2(query="hello", location="Germany").country is None  # Firecrawl: no country default with a location
 

@@ -62,6 +62,11 @@ def test_gzip_on_demand_and_precompressed_files(web) -> None:
     assert changelog.headers["content-encoding"] == "gzip" and "Changelog" in changelog.text
 
 
+def test_redirect_route(web) -> None:
+    response = httpx.get(f"{web.url}/_test/redirect", params={"to": "http://10.0.0.1/x"})
+    assert response.status_code == 302 and response.headers["location"] == "http://10.0.0.1/x"
+
+
 def test_pdf_and_long_pages(web) -> None:
     pdf = httpx.get(f"{web.url}/www.alpha.org/manual.pdf")
     assert pdf.headers["content-type"] == "application/pdf" and pdf.content.startswith(b"%PDF")

@@ -1,0 +1,73 @@
+"""The fetch and extract stages against the offline web's misbehaving routes and real pages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+
+from agent.extract import extract
+from agent.fetch import Fetched, Fetcher, FetchPolicy
+from agent.ssrf import Allowlist
+from offline_web.stack import OfflineStack
+
+
+def fetch_all(urls: list[str], allow: str = "127.0.0.1", deadline_s: float = 5.0, max_bytes: int = 5_000_000,
+              redirects: int = 5) -> dict[str, Fetched]:
+    async def run() -> dict[str, Fetched]:
+        async with httpx.AsyncClient(timeout=10, follow_redirects=False, trust_env=False) as http:
+            fetcher = Fetcher(http, FetchPolicy(Allowlist.parse(allow), max_bytes, redirects, "wisp-test"))
+            return await fetcher.fetch_all(urls, time.monotonic() + deadline_s)
+
+    return asyncio.run(run())
+
+
+def test_pages_fetch_concurrently_and_slow_ones_are_cut_at_the_deadline(stack: OfflineStack) -> None:
+    page = f"{stack.web.url}/www.sqlite.org/wal.html"
+    slow = [f"{page}?delay_ms={ms}" for ms in (600, 700, 800)]
+    started = time.monotonic()
+    results = fetch_all([*slow, f"{page}?delay_ms=5000", f"{stack.web.url}/_test/hang?seconds=10"], deadline_s=1.5)
+    assert time.monotonic() - started < 2.5  # the three 0.6-0.8 s pages did not wait for each other
+    assert all(results[u].ok and results[u].status == 200 for u in slow)
+    assert results[f"{page}?delay_ms=5000"].error == "still loading at the deadline"
+    assert results[f"{stack.web.url}/_test/hang?seconds=10"].error == "still loading at the deadline"
+
+
+def test_http_errors_types_and_sizes(stack: OfflineStack) -> None:
+    web = stack.web.url
+    results = fetch_all([f"{web}/_test/status/500", f"{web}/www.sqlite.org/images/ac/commit-0.gif",
+                         f"{web}/_test/long?kb=300"], max_bytes=100_000)
+    assert results[f"{web}/_test/status/500"].error == "HTTP 500"
+    assert results[f"{web}/www.sqlite.org/images/ac/commit-0.gif"].error == "unsupported content type image/gif"
+    long_page = results[f"{web}/_test/long?kb=300"]
+    assert long_page.ok and len(long_page.body) == 100_000  # cut at the cap, still usable
+
+
+def test_gzip_and_pdf(stack: OfflineStack) -> None:
+    web = stack.web.url
+    gzipped, pdf = f"{web}/www.sqlite.org/wal.html?gzip=1", f"{web}/www.sqlite.org/copyright-release.pdf"
+    results = fetch_all([gzipped, pdf])
+    assert "Write-Ahead Logging" in extract(results[gzipped]).title
+    assert results[pdf].content_type == "application/pdf"
+    assert "copyright" in extract(results[pdf]).markdown.lower()
+
+
+def test_redirects_are_followed_and_each_hop_is_guarded(stack: OfflineStack) -> None:
+    web = stack.web.url
+    target = f"{web}/www.sqlite.org/wal.html"
+    to_page, to_private = f"{web}/_test/redirect?to={target}", f"{web}/_test/redirect?to=http://10.0.0.1/secret"
+    loop_url = f"{web}/_test/redirect?to={web}/_test/redirect%3Fto%3D{target}"
+    results = fetch_all([to_page, to_private, loop_url], redirects=1)
+    assert results[to_page].ok and results[to_page].final_url == target
+    assert results[to_private].error.startswith("blocked: 10.0.0.1 resolves to 10.0.0.1, a non-public address")
+    assert results[loop_url].error == "more than 1 redirects"
+
+
+@pytest.mark.parametrize("allow", ["", "10.0.0.0/8"])
+def test_loopback_is_closed_unless_allowed(stack: OfflineStack, allow: str) -> None:
+    url = f"{stack.web.url}/www.sqlite.org/wal.html"
+    before = len(stack.web.requests_to("/www.sqlite.org/wal.html"))
+    assert fetch_all([url], allow=allow)[url].error.startswith("blocked: 127.0.0.1 resolves to 127.0.0.1")
+    assert len(stack.web.requests_to("/www.sqlite.org/wal.html")) == before  # not a byte was sent

@@ -1,0 +1,140 @@
+"""semantic and hybrid modes end to end: real searx, the offline web fetched and extracted, real semantic-svc."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from firecrawl import Firecrawl
+from test_sdk_js import run_js
+
+QUERY = "git squash last few commits into one"
+
+
+def search(url: str, **body: object) -> dict:
+    response = httpx.post(url + "/v2/search", json=body, timeout=120)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def page(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+@pytest.fixture(scope="module")
+def semantic_body(ranked_agents: dict[str, str]) -> dict:
+    return search(ranked_agents["ranked"], query=QUERY, limit=5, retrieval_mode="semantic", explain=True)
+
+
+@pytest.fixture(scope="module")
+def hybrid_body(ranked_agents: dict[str, str]) -> dict:
+    return search(ranked_agents["ranked"], query=QUERY, limit=5, retrieval_mode="hybrid", explain=True)
+
+
+def test_semantic_mode_scores_fetched_content_and_prunes_by_margin(semantic_body: dict) -> None:
+    web, explain = semantic_body["data"]["web"], semantic_body["explain"]
+    assert web and all(isinstance(w["score"], float) and w["evidence"] in ("page", "snippet") for w in web)
+    assert {"searxng", "embed", "fetch", "extract", "bm25", "pack"} <= set(semantic_body["timings_ms"])
+    fetched = [e for e in explain if e["fetch"] == "ok"]
+    assert len(fetched) == 8 and all(e["content_chars"] > 0 for e in fetched)  # FETCH_TOP
+    top = max(e["score"] for e in explain)
+    for row in explain:
+        assert row["decision"] == ("kept" if top - row["score"] <= 0.45 else "pruned")
+    kept_urls = {e["url"] for e in explain if e["decision"] == "kept"}
+    assert {w["url"] for w in web} <= kept_urls
+    assert "git-scm.com/docs/git-rebase.html" in [page(w["url"]) for w in web]
+    assert semantic_body["context"].startswith("[1] ")
+
+
+def test_hybrid_mode_reranks_passages_and_packs_the_context(hybrid_body: dict) -> None:
+    web = hybrid_body["data"]["web"]
+    assert page(web[0]["url"]) in ("git-scm.com/docs/git-rebase.html", "git-scm.com/docs/git-commit.html")
+    assert "git-scm.com/docs/git-rebase.html" in [page(w["url"]) for w in web[:2]]
+    assert all(w["passages"] and w["score"] == max(p["score"] for p in w["passages"]) for w in web)
+    assert {"searxng", "fetch", "extract", "bm25", "rerank", "pack"} <= set(hybrid_body["timings_ms"])
+    context = hybrid_body["context"]
+    blocks = re.findall(r"^\[(\d+)\] ", context, re.MULTILINE)
+    assert blocks and max(blocks.count(n) for n in set(blocks)) <= 3  # at most 3 passages a page
+    assert sum(len(p["text"]) for w in web for p in w["passages"]) >= len(context) - 2000 or len(context) <= 10_000
+    assert len(re.sub(r"^\[\d+\] .*$", "", context, flags=re.MULTILINE)) <= 10_000 + 200
+    decisions = {e["decision"] for e in hybrid_body["explain"]}
+    assert decisions <= {"kept", "pruned"} and "pruned" in decisions
+    assert any(e["reason"] == "no passage in the BM25 shortlist" for e in hybrid_body["explain"])
+
+
+def test_results_keep_firecrawl_shape(hybrid_body: dict) -> None:
+    item = hybrid_body["data"]["web"][0]
+    assert {"url", "title", "description", "position"} <= set(item)
+    assert not {"markdown", "html", "rawHtml", "links"} & set(item)  # no content keys unless formats ask
+
+
+def test_semantic_svc_down_keeps_searxng_order(ranked_agents: dict[str, str]) -> None:
+    keyword = search(ranked_agents["no-semantic"], query=QUERY, limit=5)
+    for mode in ("semantic", "hybrid"):
+        body = search(ranked_agents["no-semantic"], query=QUERY, limit=5, retrieval_mode=mode)
+        assert [w["url"] for w in body["data"]["web"]] == [w["url"] for w in keyword["data"]["web"]]
+        assert "semantic-svc failed (semantic-svc is unreachable" in body["warning"]
+        assert "results keep SearXNG's order" in body["warning"]
+
+
+def test_every_fetch_failing_falls_back_to_snippets(ranked_agents: dict[str, str]) -> None:
+    body = search(ranked_agents["closed-fetch"], query=QUERY, limit=5, retrieval_mode="hybrid")
+    web = body["data"]["web"]
+    assert web and {w["evidence"] for w in web} == {"snippet"}
+    assert "8 of 8 pages used their SearXNG snippet instead" in body["warning"]
+    assert "blocked: 127.0.0.1 resolves to 127.0.0.1, a non-public address" in body["warning"]
+
+
+def test_formats_on_a_ranked_mode(ranked_agents: dict[str, str]) -> None:
+    body = search(ranked_agents["ranked"], query=QUERY, limit=3, retrieval_mode="hybrid",
+                  scrapeOptions={"formats": ["markdown", "links", "rawHtml", "html"], "onlyMainContent": True})
+    for item in body["data"]["web"]:
+        assert item["markdown"] and item["rawHtml"].startswith("<") and "<p>" in item["html"]
+        assert all(link.startswith("http") for link in item["links"])
+        metadata = item["metadata"]
+        assert metadata["sourceURL"] == item["url"] and metadata["statusCode"] == 200 and metadata["title"]
+
+
+def test_formats_on_keyword_mode_and_failures_keep_the_item(ranked_agents: dict[str, str]) -> None:
+    ok = search(ranked_agents["ranked"], query="git rebase", limit=2, scrapeOptions={"formats": ["markdown"]})
+    assert all(i["markdown"] and i["metadata"]["url"] == i["url"] for i in ok["data"]["web"])
+    blocked = search(ranked_agents["closed-fetch"], query="git rebase", limit=2,
+                     scrapeOptions={"formats": ["markdown"]})
+    for item in blocked["data"]["web"]:
+        assert "markdown" not in item and item["metadata"]["statusCode"] == 403
+        assert item["metadata"]["error"].startswith("blocked:") and item["url"] == item["metadata"]["sourceURL"]
+
+
+def test_whole_body_when_only_main_content_is_off(ranked_agents: dict[str, str]) -> None:
+    main = search(ranked_agents["ranked"], query="git rebase", limit=1, scrapeOptions={"formats": ["markdown"]})
+    whole = search(ranked_agents["ranked"], query="git rebase", limit=1,
+                   scrapeOptions={"formats": ["markdown"], "onlyMainContent": False})
+    # git-scm's page footer is boilerplate: trafilatura drops it from the main content
+    assert "Last updated" in whole["data"]["web"][0]["markdown"]
+    assert "Last updated" not in main["data"]["web"][0]["markdown"]
+
+
+def test_recency_weighs_in_for_time_sensitive_queries_only(ranked_agents: dict[str, str]) -> None:
+    plain = search(ranked_agents["ranked"], query="sqlite release", limit=5, retrieval_mode="semantic")
+    recent = search(ranked_agents["ranked"], query="latest sqlite release", limit=5, retrieval_mode="semantic")
+    assert "fresher pages were weighted up" not in plain.get("warning", "")
+    assert "fresher pages were weighted up" in recent["warning"]
+
+
+def test_fetch_top_is_a_request_parameter(ranked_agents: dict[str, str]) -> None:
+    body = search(ranked_agents["ranked"], query=QUERY, limit=3, retrieval_mode="hybrid", fetch_top=2, explain=True)
+    assert sum(e["fetch"] == "ok" for e in body["explain"]) == 2
+    too_many = httpx.post(ranked_agents["ranked"] + "/v2/search", json={"query": "q", "fetch_top": 13})
+    assert too_many.status_code == 400
+
+
+def test_sdks_parse_ranked_responses(ranked_agents: dict[str, str]) -> None:
+    url = ranked_agents["hybrid-default"]  # the SDKs cannot send retrieval_mode; the service default applies
+    results = Firecrawl(api_url=url).search(QUERY, limit=3)
+    assert results.web and results.web[0].url.endswith(".html")
+    scraped = Firecrawl(api_url=url).search(QUERY, limit=2, scrape_options={"formats": ["markdown"]})
+    assert scraped.web[0].markdown and scraped.web[0].metadata.source_url.endswith(".html")
+    [js] = run_js(url, {"client": "v2", "query": QUERY, "options": {"limit": 3}})
+    assert js["ok"] and js["result"]["web"][0]["passages"]

@@ -1,7 +1,8 @@
 """The candidate pool of the ranked modes, and how their decisions become the outcome.
 
-Ranking can only reorder what SearXNG found (seed 001), so a ranked mode asks for a wider pool than `limit`
-(a second SearXNG page), and with REFORMULATE also searches a keyword form of question-like queries.
+Ranking can only reorder what SearXNG found (seed 001), so a ranked mode may ask for a wider pool than
+`limit`: hybrid mode takes a second SearXNG page, which paid on the dev set; semantic mode does not, where it
+did not. REFORMULATE also searches a keyword form of question-like queries (it did not pay; off by default).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from wisp_text.chunking import Chunk, chunk_text
@@ -56,7 +58,7 @@ class Candidate:
         return [Chunk(0, self.hit.content or self.hit.title, self.hit.title)]
 
     @property
-    def published(self):
+    def published(self) -> datetime | None:
         extracted = self.page.extracted if self.page else None
         return self.hit.published or (extracted.published if extracted else None)
 
@@ -71,10 +73,10 @@ def keyword_form(text: str) -> str | None:
     return " ".join(kept)
 
 
-async def candidate_pool(query: SearchQuery, ctx: SearchContext) -> tuple[SearchOutcome, list[Candidate]]:
-    """SearXNG's results for the query, widened to the configured pool; web hits become candidates."""
+async def candidate_pool(query: SearchQuery, ctx: SearchContext, size: int) -> tuple[SearchOutcome, list[Candidate]]:
+    """SearXNG's results for the query, at least `size` of them; web hits become candidates."""
     settings = ctx.services.settings
-    pool = replace(query, limit=max(query.limit, settings.candidate_pool))
+    pool = replace(query, limit=max(query.limit, size))
     variants = [pool]
     if settings.reformulate and (keywords := keyword_form(query.query)):
         variants.append(replace(pool, query=keywords))

@@ -34,7 +34,8 @@ class Settings(BaseSettings):
     fetch_user_agent: str = Field(
         "Mozilla/5.0 (compatible; Wisp/0.1; +https://github.com/wisp)", description="User-Agent of page fetches"
     )
-    candidate_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates a ranked mode ranks")
+    semantic_pool: int = Field(10, ge=1, le=50, description="SearXNG candidates semantic mode ranks")
+    hybrid_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates hybrid mode ranks (a second page)")
     reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")
     semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
     semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")

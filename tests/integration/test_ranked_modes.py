@@ -136,5 +136,9 @@ def test_sdks_parse_ranked_responses(ranked_agents: dict[str, str]) -> None:
     assert results.web and results.web[0].url.endswith(".html")
     scraped = Firecrawl(api_url=url).search(QUERY, limit=2, scrape_options={"formats": ["markdown"]})
     assert scraped.web[0].markdown and scraped.web[0].metadata.source_url.endswith(".html")
-    [js] = run_js(url, {"client": "v2", "query": QUERY, "options": {"limit": 3}})
-    assert js["ok"] and js["result"]["web"][0]["passages"]
+    [js, js_scraped] = run_js(url, {"client": "v2", "query": QUERY, "options": {"limit": 3}},
+                              {"client": "v2", "query": QUERY,
+                               "options": {"limit": 2, "scrapeOptions": {"formats": ["markdown", "links"]}}})
+    assert js["ok"] and js["result"]["web"][0]["passages"] and js["result"]["web"][0]["score"]
+    assert js_scraped["ok"] and all(w["markdown"] and w["metadata"]["statusCode"] == 200
+                                    for w in js_scraped["result"]["web"])

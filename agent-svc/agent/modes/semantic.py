@@ -18,7 +18,7 @@ from agent.semantic_client import SemanticUnavailable
 
 async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     settings = ctx.services.settings
-    outcome, candidates = await candidate_pool(query, ctx)
+    outcome, candidates = await candidate_pool(query, ctx, settings.semantic_pool)
     if not candidates:
         return finish(outcome, query, [], [], ctx)
     try:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import multiprocessing
 from collections.abc import AsyncIterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 
 import httpx
@@ -19,6 +17,7 @@ from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
+from agent.pages import WorkerPool
 from agent.search import run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -45,14 +44,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
-            spawn = multiprocessing.get_context("spawn")  # forking a process that runs threads is unsafe
-            with ProcessPoolExecutor(settings.extract_workers, mp_context=spawn) as pool:
-                app.state.services = Services(
-                    settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
-                    Fetcher(fetch_http, policy), pool)
-                for _ in range(settings.extract_workers):
-                    pool.submit(warm_up)
+            pool = WorkerPool(settings.extract_workers)
+            for _ in range(settings.extract_workers):
+                pool.submit(warm_up)
+            app.state.services = Services(
+                settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
+                Fetcher(fetch_http, policy), pool)
+            try:
                 yield
+            finally:
+                pool.shutdown()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
 

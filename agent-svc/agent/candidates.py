@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -18,7 +19,7 @@ from wisp_text.chunking import Chunk, chunk_text
 from agent.context import Page, ResultDetail, SearchContext, SearchOutcome
 from agent.dedupe import dedupe
 from agent.pack import Passage, context_text, pack
-from agent.query import SearchQuery
+from agent.query import SearchQuery, SourceRequest
 from agent.rank import freshness, is_time_sensitive
 from agent.retrieve import retrieve_candidates
 from agent.searxng_client import Hit
@@ -55,7 +56,8 @@ class Candidate:
         return self._snippet()
 
     def _snippet(self) -> list[Chunk]:
-        return [Chunk(0, self.hit.content or self.hit.title, self.hit.title)]
+        text = self.hit.content or self.hit.title
+        return [Chunk(0, text, self.hit.title)] if text.strip() else []  # nothing to score: no passage
 
     @property
     def published(self) -> datetime | None:
@@ -77,25 +79,39 @@ async def candidate_pool(query: SearchQuery, ctx: SearchContext, size: int) -> t
     """SearXNG's results for the query, at least `size` of them; web hits become candidates."""
     settings = ctx.services.settings
     pool = replace(query, limit=max(query.limit, size))
-    variants = [pool]
+    budget = _searxng_budget(ctx)
     if settings.reformulate and (keywords := keyword_form(query.query)):
-        variants.append(replace(pool, query=keywords))
-    outcomes = await asyncio.gather(*(retrieve_candidates(v, ctx) for v in variants))
-    outcome = outcomes[0]
-    if len(outcomes) > 1:
-        merged = _interleave([o.buckets.get("web", []) for o in outcomes])
-        outcome.buckets["web"] = dedupe(merged, lambda h: h.url)
+        variant = replace(pool, query=keywords, sources=[SourceRequest("web")])
+        outcome, extra = await asyncio.gather(retrieve_candidates(pool, ctx, budget),
+                                              retrieve_candidates(variant, ctx, budget), return_exceptions=True)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
+            outcome.warnings.append(f"the keyword form of the query failed ({extra}); searched as written")
+        else:
+            merged = _interleave([outcome.buckets.get("web", []), extra.buckets.get("web", [])])
+            outcome.buckets["web"] = dedupe(merged, lambda h: h.url)
+    else:
+        outcome = await retrieve_candidates(pool, ctx, budget)
     return outcome, [Candidate(hit, rank) for rank, hit in enumerate(outcome.buckets.get("web", []), 1)]
 
 
-def recency_boost(candidates: list[Candidate], query: SearchQuery, weight: float, margin: float) -> bool:
-    """For a time-sensitive query, add up to weight × margin to fresh pages' scores; return whether it applied."""
+def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:
+    """SearXNG may use the pipeline's time but the fetch and the ranking reserve (at least a second)."""
+    reserve = ctx.services.settings.rank_reserve_s + 1.0
+    return lambda: max(ctx.pipeline_remaining_s() - reserve, 1.0)
+
+
+RECENCY_NOTE = "time-sensitive query: fresher pages were weighted up"
+
+
+def recency_bonus(candidates: list[Candidate], query: SearchQuery, weight: float, margin: float
+                  ) -> dict[str, float] | None:
+    """For a time-sensitive query, what each page gains by its freshness (up to weight × margin, before any
+    pruning); None for other queries."""
     if not is_time_sensitive(query.query, query.tbs) or weight <= 0:
-        return False
-    for candidate in candidates:
-        if candidate.score is not None:
-            candidate.score += weight * margin * freshness(candidate.published)
-    return True
+        return None
+    return {c.url: weight * margin * freshness(c.published) for c in candidates}
 
 
 def finish(outcome: SearchOutcome, query: SearchQuery, ranked: list[Candidate], candidates: list[Candidate],
@@ -111,7 +127,7 @@ def finish(outcome: SearchOutcome, query: SearchQuery, ranked: list[Candidate], 
         packed = pack([p for c in kept for p in c.passages], settings.pack_chars, settings.pack_per_url)
         outcome.context = context_text(packed)
     if query.explain:
-        outcome.explain = [_explain_row(c) for c in sorted(candidates, key=lambda c: c.rank)]
+        outcome.explain = [_explain_row(c) for c in candidates]  # in SearXNG's order
     return outcome
 
 

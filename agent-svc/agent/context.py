@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.config import Settings
 from agent.extract import Extracted
@@ -13,6 +12,9 @@ from agent.fetch import Fetched, Fetcher
 from agent.searxng_client import Hit, SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.timings import StageTimings
+
+if TYPE_CHECKING:
+    from agent.pages import WorkerPool
 
 
 @dataclass
@@ -23,7 +25,7 @@ class Services:
     searxng: SearxngClient
     semantic: SemanticClient
     fetcher: Fetcher
-    cpu_pool: Executor  # page extraction, off the event loop and out of its GIL
+    cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
 
 
 @dataclass
@@ -33,7 +35,13 @@ class Page:
     fetched: Fetched
     extracted: Extracted | None = None
     error: str | None = None
+    mode: tuple[bool, bool] | None = None  # (main content only, document formats) it was extracted with
 
+    def extracted_as(self, main_only: bool, document: bool) -> bool:
+        """Whether this extraction serves: fetch errors need none, and document formats serve ranking too."""
+        if self.mode is None:
+            return False
+        return not self.fetched.ok or (self.mode[0] == main_only and (self.mode[1] or not document))
 
 @dataclass
 class SearchContext:

@@ -7,12 +7,11 @@ url or title. A result whose page failed keeps no content key, only `metadata` w
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from agent.context import Page, SearchContext, SearchOutcome
 from agent.extract import Extracted
-from agent.pages import extract_page, fetch_pages
+from agent.pages import fetch_pages
 from agent.query import SearchQuery
 
 SUPPORTED = ("markdown", "html", "rawHtml", "links")
@@ -27,13 +26,8 @@ async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: Sear
     if not formats:
         return
     hits = {h.url: h for source in SCRAPED_SOURCES for h in outcome.buckets.get(source, [])}
-    pages = await fetch_pages(list(hits), ctx, deadline=ctx.pipeline_deadline())
-    want_html = "html" in formats
-    if want_html or not query.main_content_only:  # pages were extracted for ranking: main content, no HTML
-        with ctx.timings.stage("extract"):
-            redone = await asyncio.gather(*(extract_page(ctx, p.fetched, query.main_content_only, want_html)
-                                            for p in pages.values()))
-        pages = dict(zip(pages, redone, strict=True))
+    pages = await fetch_pages(list(hits), ctx, deadline=ctx.pipeline_deadline(), main_only=query.main_content_only,
+                              document=True)
     for url, page in pages.items():
         outcome.documents[url] = document(url, hits[url].title, hits[url].content, page, formats)
 

@@ -7,18 +7,16 @@ Plain text passes through, and PDFs give their text through pypdf.
 from __future__ import annotations
 
 import io
-import logging
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
 import trafilatura
 from trafilatura.utils import load_html
 
+from agent.dates import parse_iso
 from agent.fetch import PDF_TYPE, Fetched
-
-log = logging.getLogger(__name__)
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
@@ -41,14 +39,18 @@ class ExtractionFailed(ValueError):
     pass
 
 
-def extract(fetched: Fetched, main_only: bool = True, want_html: bool = False) -> Extracted:
-    """The text of a successful fetch; raises ExtractionFailed when nothing usable comes out."""
+def extract(fetched: Fetched, main_only: bool = True, document: bool = False) -> Extracted:
+    """The text of a successful fetch; raises ExtractionFailed when nothing usable comes out.
+
+    `document` adds what Firecrawl's formats return besides markdown (cleaned HTML, raw HTML, links); ranking
+    needs none of it, so it is not carried back from the extraction worker for nothing.
+    """
     if fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-"):
         return Extracted(fetched.final_url, _pdf_text(fetched.body))
     text = decode(fetched.body, fetched.charset)
     if fetched.content_type == "text/plain":
         return Extracted(fetched.final_url, text.strip())
-    return _from_html(fetched.final_url, text, main_only, want_html)
+    return _from_html(fetched.final_url, text, main_only, document)
 
 
 def warm_up() -> None:
@@ -58,7 +60,7 @@ def warm_up() -> None:
 
 def decode(body: bytes, declared: str | None) -> str:
     """Bytes → text: the declared charset, else the page's <meta charset>, else UTF-8, bad bytes replaced."""
-    for charset in (declared, _meta_charset(body), "utf-8"):
+    for charset in (declared, _meta_charset(body)):
         if charset:
             try:
                 return body.decode(charset, errors="replace")
@@ -67,7 +69,7 @@ def decode(body: bytes, declared: str | None) -> str:
     return body.decode("utf-8", errors="replace")
 
 
-def _from_html(url: str, page: str, main_only: bool, want_html: bool) -> Extracted:
+def _from_html(url: str, page: str, main_only: bool, document: bool) -> Extracted:
     tree = load_html(page)  # parsed once: links and metadata read it, then extraction (which prunes it)
     if tree is None:
         raise ExtractionFailed("the page is not parseable HTML")
@@ -81,14 +83,14 @@ def _from_html(url: str, page: str, main_only: bool, want_html: bool) -> Extract
     if not markdown.strip():
         raise ExtractionFailed("no text could be extracted")
     cleaned = trafilatura.extract(load_html(page), url=url, output_format="html", include_formatting=True,
-                                  include_tables=True, include_links=True) if want_html else None
+                                  include_tables=True, include_links=True) if document else None
     return Extracted(
         url=url, markdown=markdown.strip(),
         title=(metadata.title if metadata else "") or "",
         description=(metadata.description if metadata else "") or "",
-        published=_date(metadata.date if metadata else None),
+        published=parse_iso(metadata.date if metadata else None),
         language=(metadata.language if metadata else None) or _html_lang(page),
-        raw_html=page, html=cleaned, links=links,
+        raw_html=page if document else "", html=cleaned, links=links if document else [],
     )
 
 
@@ -101,12 +103,11 @@ def _whole_text(tree) -> str:
 
 def _pdf_text(body: bytes) -> str:
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(body))
         pages = [page.extract_text() or "" for page in reader.pages[:_MAX_PDF_PAGES]]
-    except (PyPdfError, ValueError, KeyError) as e:
+    except Exception as e:  # pypdf raises many kinds on broken files; every one means "unreadable"
         raise ExtractionFailed(f"unreadable PDF: {e}") from None
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:
@@ -117,13 +118,6 @@ def _pdf_text(body: bytes) -> str:
 def _meta_charset(body: bytes) -> str | None:
     match = _META_CHARSET.search(body[:4096])
     return match.group(1).decode("ascii") if match else None
-
-
-def _date(text: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text).replace(tzinfo=UTC) if text else None
-    except ValueError:
-        return None
 
 
 def _html_lang(page: str) -> str | None:

@@ -1,23 +1,26 @@
 """Stage 3a, fetch: the top candidates' pages, concurrently, within the request's deadline (seed 001).
 
-Every fetch is bounded (size cap, redirect limit, content types) and guarded against SSRF on each hop. A
-page still loading at the deadline is abandoned; the caller then uses its SearXNG snippet instead.
+Every fetch is bounded (size cap, redirect limit, content types) and guarded against SSRF on each hop: the
+host is resolved and checked first, then the connection goes to the checked address, with the host name in the
+Host header and in TLS's SNI. A page still loading at the deadline is abandoned; the caller then uses its
+SearXNG snippet instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from ipaddress import IPv6Address
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from agent.ssrf import Allowlist, Blocked, check_address, check_url
+from agent.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
 PDF_TYPE = "application/pdf"
+_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
 
 
 @dataclass
@@ -31,7 +34,6 @@ class Fetched:
     body: bytes = b""
     charset: str | None = None
     error: str | None = None
-    elapsed_ms: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -53,47 +55,45 @@ class Fetcher:
     async def fetch_all(self, urls: list[str], deadline: float) -> dict[str, Fetched]:
         """Fetch `urls` concurrently until `deadline` (time.monotonic()); unfinished ones come back as errors."""
         tasks = {url: asyncio.create_task(self.fetch(url)) for url in dict.fromkeys(urls)}
-        if tasks:
-            await asyncio.wait(tasks.values(), timeout=max(deadline - time.monotonic(), 0))
-        results = {}
-        for url, task in tasks.items():
-            if task.done():
-                results[url] = task.result()
-            else:
+        try:
+            if tasks:
+                await asyncio.wait(tasks.values(), timeout=max(deadline - time.monotonic(), 0))
+        finally:  # also when the request itself is cancelled: no download outlives it
+            for task in tasks.values():
                 task.cancel()
-                results[url] = Fetched(url, url, error="still loading at the deadline")
-        return results
+        return {url: task.result() if task.done() and not task.cancelled()
+                else Fetched(url, url, error="still loading at the deadline") for url, task in tasks.items()}
 
     async def fetch(self, url: str) -> Fetched:
-        started = time.perf_counter()
-        result = await self._follow(url)
-        result.elapsed_ms = (time.perf_counter() - started) * 1000
-        return result
-
-    async def _follow(self, url: str) -> Fetched:
+        """Never raises: whatever goes wrong with one page is that page's error."""
         current = url
-        for _ in range(self._policy.max_redirects + 1):
-            try:
-                await check_url(current, self._policy.allow)
-                response = await self._get(current)
-            except Blocked as e:
-                return Fetched(url, current, error=f"blocked: {e}")
-            except httpx.HTTPError as e:
-                return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
-            if isinstance(response, httpx.Response):  # a redirect: check and follow its target
-                current = urljoin(current, response.headers.get("location", ""))
-                continue
-            response.url, response.final_url = url, current
-            return response
-        return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects")
+        try:
+            for _ in range(self._policy.max_redirects + 1):
+                address = await check_url(current, self._policy.allow)
+                outcome = await self._get(current, address)
+                if isinstance(outcome, Fetched):
+                    outcome.url, outcome.final_url = url, current
+                    return outcome
+                current = urljoin(current, outcome)  # a redirect: check and follow its target
+            return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects")
+        except Blocked as e:
+            return Fetched(url, current, error=f"blocked: {e}")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
+            return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
 
-    async def _get(self, url: str) -> Fetched | httpx.Response:
-        headers = {"User-Agent": self._policy.user_agent, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,"
-                   "application/pdf;q=0.8,*/*;q=0.1"}
-        async with self._http.stream("GET", url, headers=headers) as response:
-            self._check_peer(url, response)
+    async def _get(self, url: str, address: IPAddress) -> Fetched | str:
+        """The page, or the Location of a redirect."""
+        parts = urlsplit(url)
+        host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
+        pinned = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path or "/",
+                             parts.query, ""))
+        headers = {"User-Agent": self._policy.user_agent, "Accept": _ACCEPT, "Host": parts.netloc.split("@")[-1]}
+        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        async with self._http.stream("GET", pinned, headers=headers, extensions=extensions) as response:
             if response.is_redirect and response.headers.get("location"):
-                return response
+                return response.headers["location"]
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
             if response.status_code >= 400:
@@ -102,9 +102,9 @@ class Fetcher:
                 fetched.error = f"unsupported content type {content_type}"
             else:
                 fetched.body = await self._read_capped(response)
-                if len(fetched.body) > self._policy.max_bytes:
-                    fetched.body = fetched.body[: self._policy.max_bytes]
-                    fetched.error = None if content_type != PDF_TYPE else f"PDF over {self._policy.max_bytes} bytes"
+                if content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
+                    fetched.error = f"PDF over {self._policy.max_bytes} bytes"  # a cut PDF does not parse
+                fetched.body = fetched.body[: self._policy.max_bytes]
             return fetched
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
@@ -115,9 +115,3 @@ class Fetcher:
             if size > self._policy.max_bytes:
                 break  # an HTML page cut at the cap still extracts; the rest is not worth the wait
         return b"".join(chunks)
-
-    def _check_peer(self, url: str, response: httpx.Response) -> None:
-        stream = response.extensions.get("network_stream")
-        peer = stream.get_extra_info("server_addr") if stream is not None else None
-        if peer:
-            check_address((urlsplit(url).hostname or "").lower(), ipaddress.ip_address(peer[0]), self._policy.allow)

@@ -66,7 +66,7 @@ class CategoryObject(_Lenient):
 
 
 class ScrapeOptions(_Lenient):
-    """Accepted with every key the SDKs add; page scraping itself is not part of keyword search yet."""
+    """Accepted with every key the SDKs add; `formats` and `onlyMainContent` drive scraping (documents.py)."""
 
     formats: Annotated[list[dict[str, Any]] | None, BeforeValidator(_typed_items)] = None
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names

@@ -35,17 +35,19 @@ class PagePolicy:
     max_pages: int
 
 
-async def retrieve_candidates(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+async def retrieve_candidates(query: SearchQuery, ctx: SearchContext,
+                              remaining_s: Callable[[], float] | None = None) -> SearchOutcome:
     """Translate the query, ask SearXNG for every source and gather hits per bucket, in SearXNG order.
 
     Raises the SearXNG failure when no source produced anything; otherwise failures become warnings.
+    `remaining_s` bounds each SearXNG call (default: what is left of the request's timeout).
     """
     settings, searxng = ctx.services.settings, ctx.services.searxng
     catalog, warnings = await _catalog_if_needed(query, searxng)
     plans, plan_warnings = plan_sources(query, catalog)
     policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)
     with ctx.timings.stage("searxng"):
-        results = await retrieve(plans, query.limit, searxng, policy, ctx.remaining_s)
+        results = await retrieve(plans, query.limit, searxng, policy, remaining_s or ctx.remaining_s)
     failures = [r.error for r in results if r.error]
     if any(isinstance(e, BadRequest) for e in failures):
         raise next(e for e in failures if isinstance(e, BadRequest))

@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import httpx
 
+from agent.dates import parse_iso
 from agent.errors import BadRequest, UpstreamError
 from agent.translation import EngineCatalog
 
@@ -22,7 +23,7 @@ _RESOLUTION = re.compile(r"(\d+)\s*[x×]\s*(\d+)")
 
 @dataclass(frozen=True)
 class Hit:
-    """One SearXNG result, normalized across dialects; absent values are None, never ""."""
+    """One SearXNG result, normalized across dialects; absent optional values are None, never ""."""
 
     url: str
     title: str
@@ -156,19 +157,8 @@ def parse_hit(raw: Any) -> Hit | None:
 
 
 def parse_published(raw: dict[str, Any]) -> datetime | None:
-    """`pubdate` (both dialects; searx 1.1.0 omits the zone), else an ISO `publishedDate` (1.1.0's is human text).
-
-    A date without a zone is taken as UTC, so every date compares with every other.
-    """
-    for key in ("pubdate", "publishedDate"):
-        value = raw.get(key)
-        if isinstance(value, str) and value:
-            try:
-                moment = datetime.fromisoformat(value)
-            except ValueError:
-                continue
-            return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return None
+    """`pubdate` (both dialects; searx 1.1.0 omits the zone), else an ISO `publishedDate` (1.1.0's is human text)."""
+    return parse_iso(raw.get("pubdate")) or parse_iso(raw.get("publishedDate"))
 
 
 def _resolution(value: Any) -> tuple[int, int] | None:

@@ -20,14 +20,21 @@ class SemanticClient:
 
     async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
         """Cosine of each passage to the query."""
-        return (await self._post("/similarity", {"query": query, "passages": passages}, budget_s))["scores"]
+        return await self._scores("/similarity", query, passages, budget_s)
 
-    async def rerank(self, query: str, passages: list[str], budget_s: float | None = None) -> tuple[list[float], str]:
-        """One relevance score per passage, and the backend that scored them."""
-        body = await self._post("/rerank", {"query": query, "passages": passages}, budget_s)
-        return body["scores"], body.get("backend", "")
+    async def rerank(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
+        """One relevance score per passage."""
+        return await self._scores("/rerank", query, passages, budget_s)
 
-    async def _post(self, path: str, body: dict, budget_s: float | None) -> dict:
+    async def _scores(self, path: str, query: str, passages: list[str], budget_s: float | None) -> list[float]:
+        body = await self._post(path, {"query": query, "passages": passages}, budget_s)
+        scores = body.get("scores") if isinstance(body, dict) else None
+        if not isinstance(scores, list) or len(scores) != len(passages) \
+                or not all(isinstance(s, (int, float)) for s in scores):
+            raise SemanticUnavailable(f"semantic-svc answered {path} without one score per passage")
+        return [float(s) for s in scores]
+
+    async def _post(self, path: str, body: dict, budget_s: float | None) -> object:
         timeout = min(self._timeout_s, budget_s) if budget_s is not None else self._timeout_s
         try:
             response = await self._http.post(self.base_url + path, json=body, timeout=max(timeout, 0.05))
@@ -38,8 +45,9 @@ class SemanticClient:
         try:
             payload = response.json()
         except ValueError:
-            payload = {}
+            payload = None
         if response.status_code != 200:
+            error = payload.get("error") if isinstance(payload, dict) else None
             raise SemanticUnavailable(f"semantic-svc answered {path} with HTTP {response.status_code}: "
-                                      f"{payload.get('error', response.text[:200])}")
+                                      f"{error or response.text[:200]}")
         return payload

@@ -1,8 +1,8 @@
 """The SSRF guard of page fetching: only public addresses, unless FETCH_ALLOW_HOSTS opens a host or network.
 
 A search result's URL comes from the web, so fetching it must not reach this machine, its network or a cloud
-metadata service. Every hop is checked after DNS resolution, before any byte is sent; the address actually
-connected to is checked again (DNS can answer differently the second time).
+metadata service. Every hop is checked after DNS resolution, before any byte is sent, and the fetch then
+connects to the address that was checked (no second lookup a rebinding DNS server could answer differently).
 """
 
 from __future__ import annotations
@@ -60,17 +60,24 @@ def check_address(host: str, address: IPAddress, allow: Allowlist) -> None:
         raise Blocked(f"{host} resolves to {address}, a non-public address (FETCH_ALLOW_HOSTS can open it)")
 
 
-async def check_url(url: str, allow: Allowlist) -> None:
-    """Raise Blocked unless `url` is http(s) and every address its host resolves to may be reached."""
-    parts = urlsplit(url)
+async def check_url(url: str, allow: Allowlist) -> IPAddress:
+    """The address to connect to for `url`; Blocked unless it is http(s) and every address of its host may be
+    reached."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise Blocked(f"malformed URL ({e})") from None
     if parts.scheme not in ("http", "https"):
         raise Blocked(f"only http and https URLs are fetched, not {parts.scheme or 'a relative URL'}")
     host = (parts.hostname or "").lower()
     if not host:
         raise Blocked("the URL has no host")
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443, type=socket.SOCK_STREAM)
-    except socket.gaierror as e:
-        raise Blocked(f"{host} does not resolve ({e.strerror})") from None
-    for *_, sockaddr in infos:
-        check_address(host, ipaddress.ip_address(sockaddr[0].split("%", 1)[0]), allow)
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise Blocked(f"{host} does not resolve ({e})") from None
+    addresses = [ipaddress.ip_address(sockaddr[0].split("%", 1)[0]) for *_, sockaddr in infos]
+    for address in addresses:
+        check_address(host, address, allow)
+    return addresses[0]

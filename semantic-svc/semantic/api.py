@@ -114,15 +114,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/index/upsert")
     async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
-        if not body.documents:
-            raise BadRequest("documents is empty")
-        if len(body.documents) > settings.max_texts:
-            raise TooLarge(f"{len(body.documents)} documents; at most {settings.max_texts} per request")
         _check_texts([d.text for d in body.documents], "documents[].text", settings.max_texts)
         documents = [indexing.Document(d.url, d.title, d.text, d.metadata) for d in body.documents]
         collection = body.collection or settings.qdrant_collection
         report = await indexing.upsert(runtime_of(request), collection, documents)
         return {"collection": collection, "indexed": report.indexed, "unchanged": report.unchanged,
+                "empty": report.empty,
                 "chunks": report.chunks, "truncated_chunks": report.truncated_chunks}
 
     @app.post("/index/search")

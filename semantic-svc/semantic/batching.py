@@ -38,10 +38,6 @@ class ModelLane:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
         self._worker: asyncio.Task | None = None
 
-    @property
-    def pending(self) -> int:
-        return len(self._jobs)
-
     async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
                   batch_key: Hashable | None = None) -> list[Any]:
         """Results of `work(items)`, possibly computed together with other jobs of the same batch key."""
@@ -67,6 +63,8 @@ class ModelLane:
                 await self._ready.wait()
                 continue
             batch = self._next_batch()
+            if not batch:
+                continue
             items = [item for job in batch for item in job.items]
             try:
                 results = await loop.run_in_executor(self._executor, batch[0].work, items)
@@ -82,6 +80,10 @@ class ModelLane:
                 offset += len(job.items)
 
     def _next_batch(self) -> list[_Job]:
+        while self._jobs and self._jobs[0].future.done():  # its caller gave up: no model time for it
+            self._jobs.popleft()
+        if not self._jobs:
+            return []
         batch = [self._jobs.popleft()]
         key, size = batch[0].batch_key, len(batch[0].items)
         while key is not None and self._jobs and self._jobs[0].batch_key == key \

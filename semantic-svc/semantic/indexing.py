@@ -38,6 +38,7 @@ class Document:
 class UpsertReport:
     indexed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)  # no text once headings are set apart
     chunks: int = 0
     truncated_chunks: int = 0
 
@@ -51,6 +52,9 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
             report.unchanged.append(document.url)
             continue
         chunks = chunk_text(document.text, runtime.settings.chunk_chars, document.title)
+        if not chunks:  # headings only: nothing to embed
+            report.empty.append(document.url)
+            continue
         encoded = await runtime.embed([c.with_heading for c in chunks], "passage")
         sparse = encoded.sparse or [None] * len(chunks)
         stored = [

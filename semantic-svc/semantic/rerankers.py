@@ -58,9 +58,8 @@ class CrossEncoderReranker:
     def score(self, query: str, passages: list[str]) -> Scored:
         scores = self._model.predict([(query, p) for p in passages], batch_size=self._batch_size,
                                      show_progress_bar=False, convert_to_numpy=True)
-        pairs = [f"{query} {p}" for p in passages]
         return Scored([float(s) for s in np.asarray(scores).reshape(-1)],
-                      truncated_indices(self._model.tokenizer, pairs, CROSS_ENCODER_MAX_TOKENS))
+                      _truncated_pairs(self._model.tokenizer, query, passages))
 
 
 class FlagRerankerReranker:
@@ -80,9 +79,7 @@ class FlagRerankerReranker:
         scores = self._model.compute_score([[query, p] for p in passages], batch_size=self._batch_size,
                                            max_length=CROSS_ENCODER_MAX_TOKENS)
         scores = scores if isinstance(scores, list) else [scores]
-        pairs = [f"{query} {p}" for p in passages]
-        return Scored([float(s) for s in scores],
-                      truncated_indices(self._model.tokenizer, pairs, CROSS_ENCODER_MAX_TOKENS))
+        return Scored([float(s) for s in scores], _truncated_pairs(self._model.tokenizer, query, passages))
 
 
 class BiEncoderHybridReranker:
@@ -117,6 +114,10 @@ def load_reranker(settings: Settings, embedder: Embedder) -> tuple[Reranker, str
         warning = f"RERANK_MODEL could not be used ({e}): /rerank blends BM25 with the embedder's cosine instead"
         log.error(warning)
         return BiEncoderHybridReranker(embedder), warning
+
+
+def _truncated_pairs(tokenizer, query: str, passages: list[str]) -> list[int]:
+    return truncated_indices(tokenizer, [f"{query} {p}" for p in passages], CROSS_ENCODER_MAX_TOKENS)
 
 
 def _z(values: np.ndarray) -> np.ndarray:

@@ -42,20 +42,21 @@ class Runtime:
         self.reranker: Reranker | None = None
         self.rerank_warning: str | None = None
         self.load_error: str | None = None
-        self.loaded = threading.Event()
 
     def load_in_background(self) -> None:
         threading.Thread(target=self._load, name="model-loader", daemon=True).start()
 
     def _load(self) -> None:
         try:
-            self.embedder = load_embedder(self.settings)
-            self.reranker, self.rerank_warning = load_reranker(self.settings, self.embedder)
-        except ModelUnavailable as e:
-            self.load_error = str(e)
-            log.error("models not loaded: %s", e)
-        finally:
-            self.loaded.set()
+            embedder = load_embedder(self.settings)
+            reranker, warning = load_reranker(self.settings, embedder)
+        except Exception as e:  # any failure must reach /readyz, not end this thread silently
+            self.load_error = str(e) if isinstance(e, ModelUnavailable) else f"{type(e).__name__}: {e}"
+            log.exception("models not loaded")
+            return
+        # published together: /readyz says ready only once both can serve
+        self.reranker, self.rerank_warning = reranker, warning
+        self.embedder = embedder
 
     async def close(self) -> None:
         await self.lane.close()

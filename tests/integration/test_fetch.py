@@ -59,7 +59,9 @@ def test_redirects_are_followed_and_each_hop_is_guarded(stack: OfflineStack) -> 
     target = f"{web}/www.sqlite.org/wal.html"
     to_page, to_private = f"{web}/_test/redirect?to={target}", f"{web}/_test/redirect?to=http://10.0.0.1/secret"
     loop_url = f"{web}/_test/redirect?to={web}/_test/redirect%3Fto%3D{target}"
-    results = fetch_all([to_page, to_private, loop_url], redirects=1)
+    malformed = f"{web}/_test/redirect?to=http://%5B::1"
+    results = fetch_all([to_page, to_private, loop_url, malformed], redirects=1)
+    assert "Invalid URL" in results[malformed].error  # this page's error, not an exception for the request
     assert results[to_page].ok and results[to_page].final_url == target
     assert results[to_private].error.startswith("blocked: 10.0.0.1 resolves to 10.0.0.1, a non-public address")
     assert results[loop_url].error == "more than 1 redirects"

@@ -95,6 +95,9 @@ def test_index_upsert_search_update_delete(semantic: httpx.Client) -> None:
                                                   "score_threshold": 0.99}).json()["results"]
     assert strict == []
 
+    headings_only = [{"url": "https://x.org/toc", "text": "# Contents\n\n## Part one"}]
+    assert semantic.post("/index/upsert", json={"documents": headings_only, "collection": "docs"}).json()[
+        "empty"] == ["https://x.org/toc"]
     changed = [{**docs[1], "text": REBASE + "\n\nAlso see git merge --squash."}]
     assert semantic.post("/index/upsert", json={"documents": changed, "collection": "docs"}).json()["indexed"] == [
         docs[1]["url"]]
@@ -118,7 +121,7 @@ def test_index_upsert_search_update_delete(semantic: httpx.Client) -> None:
         ("/rerank", {"query": "", "passages": ["a"]}, 400, "query is empty"),
         ("/rerank", {"query": "q", "passages": ["a"], "top_k": 0}, 400, "Invalid request body"),
         ("/similarity", {"query": "q"}, 400, "Invalid request body"),
-        ("/index/upsert", {"documents": []}, 400, "documents is empty"),
+        ("/index/upsert", {"documents": []}, 400, "documents[].text is empty"),
         ("/index/upsert", {"documents": [{"url": "u", "text": ""}]}, 400, "empty strings"),
         ("/index/search", {"query": "q", "collection": "missing"}, 404, "no collection 'missing'"),
         ("/index/search", {"query": "q", "limit": 0}, 400, "Invalid request body"),

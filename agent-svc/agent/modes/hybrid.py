@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from wisp_text.bm25 import bm25_scores
 
-from agent.candidates import Candidate, candidate_pool, finish, keep_searxng_order, recency_boost
+from agent.candidates import RECENCY_NOTE, Candidate, candidate_pool, finish, keep_searxng_order, recency_bonus
 from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
 from agent.pages import fetch_pages, snippet_warning
@@ -36,21 +36,23 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
         shortlist = [passages[i] for i in order[: settings.shortlist]]
     try:
         with ctx.timings.stage("rerank"):
-            scores, _ = await ctx.services.semantic.rerank(query.query, [p.with_heading for p in shortlist],
+            scores = await ctx.services.semantic.rerank(query.query, [p.with_heading for p in shortlist],
                                                            ctx.pipeline_remaining_s())
     except SemanticUnavailable as e:
         return keep_searxng_order(outcome, query, candidates, ctx, f"semantic-svc failed ({e})")
 
     by_url = {c.url: c for c in candidates}
-    scored = sorted((Passage(p.url, p.title, p.heading, p.text, s) for p, s in zip(shortlist, scores, strict=True)),
-                    key=lambda p: p.score, reverse=True)
+    bonus = recency_bonus(candidates, query, settings.recency_weight, settings.hybrid_margin)
+    if bonus is not None:
+        outcome.warnings.append(RECENCY_NOTE)
+    scored = sorted((Passage(p.url, p.title, p.heading, p.text, s + (bonus[p.url] if bonus else 0.0))
+                     for p, s in zip(shortlist, scores, strict=True)), key=lambda p: p.score, reverse=True)
     for passage, keep in zip(scored, within_margin([p.score for p in scored], settings.hybrid_margin), strict=True):
         candidate = by_url[passage.url]
-        candidate.score = max(candidate.score if candidate.score is not None else passage.score, passage.score)
+        if candidate.score is None:  # passages come best first: the first is the page's best
+            candidate.score = passage.score
         if keep:
             candidate.passages.append(passage)
-    if recency_boost(candidates, query, settings.recency_weight, settings.hybrid_margin):
-        outcome.warnings.append("time-sensitive query: fresher pages were weighted up")
     _decide(candidates, scored[0].score, settings.hybrid_margin)
     # pages in the order of their best passage fused with SearXNG's: as in semantic mode, the reranker alone
     # demoted pages SearXNG had right (measured on the dev set)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from wisp_text.bm25 import bm25_scores
 
-from agent.candidates import Candidate, candidate_pool, finish, keep_searxng_order, recency_boost
+from agent.candidates import RECENCY_NOTE, Candidate, candidate_pool, finish, keep_searxng_order, recency_bonus
 from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
 from agent.pages import fetch_pages, snippet_warning
@@ -43,8 +43,10 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
             candidate.score = candidate.pass1
             candidate.passages = [Passage(candidate.url, candidate.hit.title, "", candidate.hit.content or
                                           candidate.hit.title, candidate.pass1)]
-    if recency_boost(candidates, query, settings.recency_weight, settings.semantic_margin):
-        outcome.warnings.append("time-sensitive query: fresher pages were weighted up")
+    if (bonus := recency_bonus(candidates, query, settings.recency_weight, settings.semantic_margin)) is not None:
+        for candidate in candidates:
+            candidate.score += bonus[candidate.url]
+        outcome.warnings.append(RECENCY_NOTE)
     ranked = fused_order(candidates, lambda c: c.score)
     best = max(c.score for c in candidates)
     for candidate, keep in zip(candidates, within_margin([c.score for c in candidates], settings.semantic_margin),

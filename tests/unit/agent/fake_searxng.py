@@ -10,6 +10,7 @@ import httpx
 from agent.config import Settings
 from agent.context import Services
 from agent.fetch import Fetcher, FetchPolicy
+from agent.pages import WorkerPool
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.ssrf import Allowlist
@@ -51,4 +52,4 @@ class FakeSearxng:
         policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
         return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
                         SemanticClient("http://semantic.test", http, 1.0), Fetcher(http, policy),
-                        ThreadPoolExecutor(1))
+                        WorkerPool(1, make=ThreadPoolExecutor))

@@ -21,7 +21,7 @@ def fetched(body: bytes, content_type: str = "text/html", charset: str | None = 
 
 
 def test_main_content_as_markdown_with_metadata_and_links() -> None:
-    page = extract(fetched(ARTICLE.encode()), want_html=True)
+    page = extract(fetched(ARTICLE.encode()), document=True)
     assert "rollback journal" in page.markdown and "Checkpointing" in page.markdown
     assert "Copyright notice" not in page.markdown
     assert page.title == "Write-Ahead Logging" and page.description == "How WAL works."

@@ -85,3 +85,28 @@ def test_a_model_error_reaches_only_its_callers() -> None:
         await lane.close()
 
     asyncio.run(main())
+
+
+def test_a_job_whose_caller_gave_up_is_not_computed() -> None:
+    computed: list[list[int]] = []
+    gate = threading.Event()
+
+    def work(items):
+        gate.wait(2)
+        computed.append(items)
+        return items
+
+    async def main():
+        lane = ModelLane(max_pending=10, max_batch=1)
+        first = asyncio.create_task(lane.run(work, [1]))
+        await asyncio.sleep(0.05)
+        abandoned = asyncio.create_task(lane.run(work, [2]))
+        kept = asyncio.create_task(lane.run(work, [3]))
+        await asyncio.sleep(0.01)
+        abandoned.cancel()
+        gate.set()
+        assert await first == [1] and await kept == [3]
+        await lane.close()
+
+    asyncio.run(main())
+    assert computed == [[1], [3]]

@@ -19,6 +19,7 @@ from wisp_text.chunking import Chunk, chunk_text
 from agent.context import Page, ResultDetail, SearchContext, SearchOutcome
 from agent.dedupe import dedupe
 from agent.pack import Passage, context_text, pack
+from agent.pages import fetch_pages, snippet_warning
 from agent.query import SearchQuery, SourceRequest
 from agent.rank import freshness, is_time_sensitive
 from agent.retrieve import retrieve_candidates
@@ -94,6 +95,18 @@ async def candidate_pool(query: SearchQuery, ctx: SearchContext, size: int) -> t
     else:
         outcome = await retrieve_candidates(pool, ctx, budget)
     return outcome, [Candidate(hit, rank) for rank, hit in enumerate(outcome.buckets.get("web", []), 1)]
+
+
+async def fetch_first(ordered: list[Candidate], query: SearchQuery, ctx: SearchContext, outcome: SearchOutcome
+                      ) -> list[Candidate]:
+    """Fetch and extract the first FETCH_TOP (or the request's `fetch_top`) candidates; return them."""
+    top = ordered[: query.fetch_top if query.fetch_top is not None else ctx.services.settings.fetch_top]
+    pages = await fetch_pages([c.url for c in top], ctx)
+    for candidate in top:
+        candidate.page = pages[candidate.url]
+    if warning := snippet_warning(pages):
+        outcome.warnings.append(warning)
+    return top
 
 
 def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 from wisp_text.bm25 import bm25_scores
 
-from agent.candidates import RECENCY_NOTE, Candidate, candidate_pool, finish, keep_searxng_order, recency_bonus
+from agent.candidates import (
+    RECENCY_NOTE,
+    Candidate,
+    candidate_pool,
+    fetch_first,
+    finish,
+    keep_searxng_order,
+    recency_bonus,
+)
 from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
-from agent.pages import fetch_pages, snippet_warning
 from agent.query import SearchQuery
 from agent.rank import fused_order, within_margin
 from agent.semantic_client import SemanticUnavailable
@@ -21,12 +28,7 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     outcome, candidates = await candidate_pool(query, ctx, settings.hybrid_pool)
     if not candidates:
         return finish(outcome, query, [], [], ctx)
-    top = candidates[: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
-    pages = await fetch_pages([c.url for c in top], ctx)
-    for candidate in top:
-        candidate.page = pages[candidate.url]
-    if warning := snippet_warning(pages):
-        outcome.warnings.append(warning)
+    await fetch_first(candidates, query, ctx, outcome)
 
     passages = [Passage(c.url, c.title, chunk.heading, chunk.text, 0.0)
                 for c in candidates for chunk in c.evidence(settings.chunk_chars)]

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 from wisp_text.bm25 import bm25_scores
 
-from agent.candidates import RECENCY_NOTE, Candidate, candidate_pool, finish, keep_searxng_order, recency_bonus
+from agent.candidates import (
+    RECENCY_NOTE,
+    Candidate,
+    candidate_pool,
+    fetch_first,
+    finish,
+    keep_searxng_order,
+    recency_bonus,
+)
 from agent.context import SearchContext, SearchOutcome
 from agent.pack import Passage
-from agent.pages import fetch_pages, snippet_warning
 from agent.query import SearchQuery
 from agent.rank import fused_order, within_margin
 from agent.semantic_client import SemanticUnavailable
@@ -28,12 +35,7 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     # pass 1 reorders by snippet cosine fused with SearXNG's rank: on thin snippets cosine alone left pages
     # SearXNG had right unfetched (measured on the dev set), and only fetched pages can prove themselves
     by_snippet = fused_order(candidates, lambda c: c.pass1)
-    top = by_snippet[: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
-    pages = await fetch_pages([c.url for c in top], ctx)
-    for candidate in top:
-        candidate.page = pages[candidate.url]
-    if warning := snippet_warning(pages):
-        outcome.warnings.append(warning)
+    top = await fetch_first(by_snippet, query, ctx, outcome)
     try:
         await _pass_two(query, top, ctx)
     except SemanticUnavailable as e:

@@ -101,7 +101,9 @@ async def fetch_first(ordered: list[Candidate], query: SearchQuery, ctx: SearchC
                       ) -> list[Candidate]:
     """Fetch and extract the first FETCH_TOP (or the request's `fetch_top`) candidates; return them."""
     top = ordered[: query.fetch_top if query.fetch_top is not None else ctx.services.settings.fetch_top]
-    pages = await fetch_pages([c.url for c in top], ctx)
+    # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
+    as_documents = bool(query.scrape_formats) and query.main_content_only
+    pages = await fetch_pages([c.url for c in top], ctx, document=as_documents)
     for candidate in top:
         candidate.page = pages[candidate.url]
     if warning := snippet_warning(pages):

@@ -12,16 +12,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.config import Settings, get_settings
-from agent.context import Services
 from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
-from agent.pages import WorkerPool
 from agent.search import run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
+from agent.services import Services
 from agent.ssrf import Allowlist
+from agent.worker_pool import WorkerPool
 
 log = logging.getLogger("agent")
 
@@ -96,13 +96,13 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         message = f"{request.method} {request.url.path}: {error.detail}"
-        return JSONResponse({"success": False, "error": message}, status_code=error.status_code)
+        return JSONResponse(error_body(WispError(message)), status_code=error.status_code)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
-        return JSONResponse({"success": False, "error": message}, status_code=500)
+        return JSONResponse(error_body(WispError(message)), status_code=500)
 
 
 app = create_app()

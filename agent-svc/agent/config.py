@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.fusion import FUSIONS
 
 
 class Settings(BaseSettings):
@@ -20,7 +21,7 @@ class Settings(BaseSettings):
     searxng_max_pages: int = Field(5, ge=1, le=20, description="Most SearXNG pages fetched for one source")
     searxng_config_ttl_s: float = Field(300.0, ge=0, description="How long SearXNG's /config (engines) is cached")
     semantic_svc_url: str = Field("http://127.0.0.1:8081", description="Base URL of semantic-svc")
-    default_retrieval_mode: Literal["keyword", "semantic", "hybrid", "vector", "hybrid_vector"] = Field(
+    default_retrieval_mode: str = Field(
         "keyword", description="Mode of requests that name none: the Firecrawl SDKs cannot send retrieval_mode"
     )
     semantic_timeout_s: float = Field(5.0, gt=0, description="Longest wait for one semantic-svc answer")
@@ -39,8 +40,13 @@ class Settings(BaseSettings):
     reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")
     semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
     semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
+    semantic_fusion: str = Field("rrf", description="semantic mode: how scores fuse with SearXNG's order (rrf, blend)")
+    semantic_fusion_weight: float = Field(0.5, ge=0, le=1, description="semantic mode: the score's share in fusion")
     hybrid_margin: float = Field(1.8, ge=0, description="hybrid mode: keep passages within this score of the top")
-    shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: BM25 shortlist sent to the reranker")
+    hybrid_fusion: str = Field("rrf", description="hybrid mode: how scores fuse with SearXNG's order (rrf, blend)")
+    hybrid_fusion_weight: float = Field(0.5, ge=0, le=1, description="hybrid mode: the score's share in fusion")
+    shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
+                           "reranker scores (every candidate's best chunk first; snippets on top)")
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
     pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")
     extract_workers: int = Field(2, ge=1, le=32, description="Processes extracting pages in parallel")
@@ -54,6 +60,22 @@ class Settings(BaseSettings):
         "", description="Comma-separated hosts or CIDRs that page fetching may reach despite the SSRF guard"
     )
     log_level: str = Field("INFO", description="Python logging level")
+
+    @field_validator("default_retrieval_mode")
+    @classmethod
+    def _known_mode(cls, name: str) -> str:
+        from agent.modes import MODES  # the registry imports the pipeline, which reads these settings
+
+        if name not in MODES:
+            raise ValueError(f"DEFAULT_RETRIEVAL_MODE {name!r} is not a retrieval mode; available: {', '.join(MODES)}")
+        return name
+
+    @field_validator("semantic_fusion", "hybrid_fusion")
+    @classmethod
+    def _known_fusion(cls, name: str) -> str:
+        if name not in FUSIONS:
+            raise ValueError(f"{name!r} is not a fusion; available: {', '.join(FUSIONS)}")
+        return name
 
 
 @lru_cache

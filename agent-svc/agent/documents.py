@@ -7,29 +7,32 @@ url or title. A result whose page failed keeps no content key, only `metadata` w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from agent.context import Page, SearchContext, SearchOutcome
-from agent.extract import Extracted
+from agent.extract import Extracted, Extraction, Page
+from agent.outcome import SearchOutcome
 from agent.pages import fetch_pages
 from agent.query import SearchQuery
+from agent.search_context import SearchContext
+from agent.sources import source
 
 SUPPORTED = ("markdown", "html", "rawHtml", "links")
-SCRAPED_SOURCES = ("web", "news")
 
 
-async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> None:
+async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+    """The outcome with a Document for every result of a scraped source, when scrapeOptions asks for one."""
     formats = [f for f in query.scrape_formats if f in SUPPORTED]
     unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED))
     if unsupported:
-        outcome.warnings.append(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
+        outcome = outcome.warned(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
     if not formats:
-        return
-    hits = {h.url: h for source in SCRAPED_SOURCES for h in outcome.buckets.get(source, [])}
-    pages = await fetch_pages(list(hits), ctx, deadline=ctx.pipeline_deadline(), main_only=query.main_content_only,
-                              document=True)
-    for url, page in pages.items():
-        outcome.documents[url] = document(url, hits[url].title, hits[url].content, page, formats)
+        return outcome
+    hits = {h.url: h for name, bucket in outcome.buckets.items() if source(name).scraped for h in bucket}
+    pages = await fetch_pages(list(hits), ctx, Extraction(query.main_content_only, document=True),
+                              deadline=ctx.pipeline_deadline())
+    documents = {url: document(url, hits[url].title, hits[url].content, page, formats) for url, page in pages.items()}
+    return replace(outcome, documents=documents)
 
 
 def document(url: str, title: str, description: str, page: Page, formats: list[str]) -> dict[str, Any]:

@@ -33,10 +33,6 @@ class InvalidRequestBody(BadRequest):
         super().__init__("Invalid request body", details)
 
 
-class NotImplementedYet(BadRequest):
-    code = "NOT_IMPLEMENTED_YET"
-
-
 class SearchTimeout(WispError):
     """The request's own `timeout` ran out (Firecrawl answers 408 for its scrape-phase timeout)."""
 
@@ -49,3 +45,7 @@ class UpstreamError(WispError):
 
     status = 502
     code = "UPSTREAM_ERROR"
+
+
+class Degraded(Exception):
+    """A stage could not do its part; the caller falls back (to snippets, to SearXNG's order) and warns why."""

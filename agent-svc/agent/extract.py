@@ -1,28 +1,32 @@
-"""Stage 3b, extract: a fetched page → its main content as markdown, with title, description, date, language.
+"""Stage 3b, extract: a fetched page → its main content as markdown, with title, description, date, language,
+and the chunks ranking scores.
 
 trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
-Plain text passes through, and PDFs give their text through pypdf.
+Plain text passes through, and PDFs give their text through pypdf. `extract_page` is what the extraction
+worker processes run, so chunking happens there too, off the event loop.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
 import trafilatura
 from trafilatura.utils import load_html
+from wisp_text.chunking import Chunk, chunk_text
 
 from agent.dates import parse_iso
+from agent.errors import Degraded
 from agent.fetch import PDF_TYPE, Fetched
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
 
 
-@dataclass
+@dataclass(frozen=True)
 class Extracted:
     url: str
     markdown: str
@@ -33,10 +37,54 @@ class Extracted:
     raw_html: str = ""
     html: str | None = None  # cleaned main content, only when asked for
     links: list[str] = field(default_factory=list)
+    chunks: tuple[Chunk, ...] = ()  # of `markdown`, when ranking asked for them
 
 
-class ExtractionFailed(ValueError):
+class ExtractionFailed(Degraded):
     pass
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """How a page was extracted: ranking wants main content in chunks, scrapeOptions may want more."""
+
+    main_only: bool = True
+    document: bool = False  # Firecrawl's other formats (cleaned HTML, raw HTML, links) too
+    chunk_chars: int | None = None  # chunk the text for ranking, at this size
+
+    def served_by(self, done: Extraction) -> bool:
+        """Whether a page extracted as `done` serves this: document formats and chunks may come extra."""
+        return (done.main_only == self.main_only and (done.document or not self.document)
+                and (self.chunk_chars is None or done.chunk_chars == self.chunk_chars))
+
+
+@dataclass(frozen=True)
+class Page:
+    """A result's page as one request fetched it: extracted text, or why there is none."""
+
+    fetched: Fetched
+    extracted: Extracted | None = None
+    error: str | None = None
+    extraction: Extraction | None = None  # None: fetched, not extracted yet
+
+    def serves(self, wanted: Extraction) -> bool:
+        """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""
+        return self.extraction is not None and (not self.fetched.ok or wanted.served_by(self.extraction))
+
+
+def extract_page(fetched: Fetched, how: Extraction) -> Page:
+    """The fetched page extracted as asked; never raises: one hostile page fails only itself."""
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error, extraction=how)
+    try:
+        extracted = extract(fetched, how.main_only, how.document)
+    except ExtractionFailed as e:
+        return Page(fetched, error=str(e), extraction=how)
+    except Exception as e:  # trafilatura, lxml or pypdf on a hostile page
+        return Page(fetched, error=f"extraction failed ({type(e).__name__}: {e})", extraction=how)
+    if how.chunk_chars:
+        extracted = replace(extracted, chunks=tuple(chunk_text(extracted.markdown, how.chunk_chars, extracted.title)))
+    return Page(fetched, extracted, extraction=how)
 
 
 def extract(fetched: Fetched, main_only: bool = True, document: bool = False) -> Extracted:

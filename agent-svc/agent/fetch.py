@@ -9,7 +9,6 @@ SearXNG snippet instead.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from ipaddress import IPv6Address
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -52,17 +51,14 @@ class Fetcher:
     def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy) -> None:
         self._http, self._policy = http, policy
 
-    async def fetch_all(self, urls: list[str], deadline: float) -> dict[str, Fetched]:
-        """Fetch `urls` concurrently until `deadline` (time.monotonic()); unfinished ones come back as errors."""
-        tasks = {url: asyncio.create_task(self.fetch(url)) for url in dict.fromkeys(urls)}
+    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+        """Fetch `url` unless `deadline` (time.monotonic()) comes first; never raises. Cancelling the caller
+        cancels the download, so none outlives its request."""
         try:
-            if tasks:
-                await asyncio.wait(tasks.values(), timeout=max(deadline - time.monotonic(), 0))
-        finally:  # also when the request itself is cancelled: no download outlives it
-            for task in tasks.values():
-                task.cancel()
-        return {url: task.result() if task.done() and not task.cancelled()
-                else Fetched(url, url, error="still loading at the deadline") for url, task in tasks.items()}
+            async with asyncio.timeout_at(deadline):  # asyncio's clock is time.monotonic()
+                return await self.fetch(url)
+        except TimeoutError:
+            return Fetched(url, url, error="still loading at the deadline")
 
     async def fetch(self, url: str) -> Fetched:
         """Never raises: whatever goes wrong with one page is that page's error."""

@@ -11,21 +11,20 @@ import logging
 import os
 import time
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
-from agent.context import SearchOutcome
 from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, WispError
+from agent.outcome import SearchOutcome
 from agent.query import SearchQuery, SourceRequest
 from agent.searxng_client import Hit
+from agent.sources import DEFAULT_SOURCE, source
 from agent.timings import StageTimings
 from agent.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
 log = logging.getLogger(__name__)
 
-RetrievalMode = Literal["keyword", "semantic", "hybrid", "vector", "hybrid_vector"]
-SearchType = Literal["fast", "rich"]
 
 
 def _typed_items(value: Any) -> Any:
@@ -128,8 +127,8 @@ class V2SearchRequest(_SearchRequestBase):
     domainTools: StrictBool | None = None  # noqa: N815
     toolDetail: StrictStr | None = None  # noqa: N815
     # Wisp's extensions (seed 003, seed 000's per-request engine override)
-    retrieval_mode: RetrievalMode | None = None
-    search_type: SearchType | None = None
+    retrieval_mode: StrictStr | None = None  # checked against the registry of modes (search.py)
+    search_type: StrictStr | None = None
     engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
     fetch_top: StrictInt | None = Field(None, ge=0, le=12)
     explain: StrictBool | None = None
@@ -141,7 +140,7 @@ class V2SearchRequest(_SearchRequestBase):
         categories = [CATEGORY_ALIASES.get(c.type, c.type) for c in self.categories or []]
         return self._base_query(
             self.limit or V2_DEFAULT_LIMIT,
-            sources=_unique_sources(sources) or [SourceRequest("web")],
+            sources=_unique_sources(sources) or [SourceRequest(DEFAULT_SOURCE)],
             categories=list(dict.fromkeys(categories)),
             safe=self.safe,
             include_domains=normalize_domains(self.includeDomains or [], "includeDomains"),
@@ -200,7 +199,7 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTiming
 
 
 def v1_response(outcome: SearchOutcome) -> dict[str, Any]:
-    hits = outcome.buckets.get("web", [])
+    hits = outcome.buckets.get(DEFAULT_SOURCE, [])
     warnings = list(outcome.warnings) if hits else ["No search results found", *outcome.warnings]
     body: dict[str, Any] = {
         "success": True,
@@ -232,15 +231,16 @@ def new_id() -> str:
     return str(uuid.UUID(int=value))
 
 
-def _item(source: str, hit: Hit, position: int, categories: list[str]) -> dict[str, Any]:
-    if source == "news":
+def _item(name: str, hit: Hit, position: int, categories: list[str]) -> dict[str, Any]:
+    shape = source(name).shape
+    if shape == "news":
         item: dict[str, Any] = {"title": hit.title, "url": hit.url, "snippet": hit.content}
         if hit.published:
             item["date"] = hit.published.isoformat()
         if image := hit.thumbnail or hit.img_src:
             # snake_case twin: firecrawl-py's async client does not map imageUrl (contract §4.1)
             item["imageUrl"] = item["image_url"] = image
-    elif source == "images":
+    elif shape == "images":
         item = {"title": hit.title, "imageUrl": hit.img_src or hit.thumbnail or hit.url, "url": hit.url}
         item["image_url"] = item["imageUrl"]
         if hit.resolution:
@@ -249,7 +249,7 @@ def _item(source: str, hit: Hit, position: int, categories: list[str]) -> dict[s
     else:
         item = {"url": hit.url, "title": hit.title, "description": hit.content}
     item["position"] = position
-    if source != "images" and (label := category_label(hit.url, categories)):
+    if shape != "images" and (label := category_label(hit.url, categories)):
         item["category"] = label
     return item
 
@@ -268,8 +268,8 @@ def _ranking(outcome: SearchOutcome, hit: Hit) -> dict[str, Any]:
 def _unique_sources(sources: list[SourceRequest]) -> list[SourceRequest]:
     """One bucket per source type; the first object of a type wins."""
     seen: dict[str, SourceRequest] = {}
-    for source in sources:
-        seen.setdefault(source.type, source)
+    for request in sources:
+        seen.setdefault(request.type, request)
     return list(seen.values())
 
 

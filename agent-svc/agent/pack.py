@@ -3,21 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Passage:
-    url: str
-    title: str
-    heading: str
-    text: str
-    score: float
-
-    @property
-    def with_heading(self) -> str:
-        """What a model scores: the heading gives a chunk the context its paragraphs lack."""
-        return f"{self.heading}\n{self.text}" if self.heading else self.text
+from agent.evidence import Passage
 
 
 def pack(passages: list[Passage], budget_chars: int, per_url: int) -> list[Passage]:

@@ -1,4 +1,5 @@
-"""Fetch and extract the pages of some results within the fetch deadline; each result keeps what it got.
+"""Stage 3, fetch and extract: the pages of some results, each extracted as soon as it arrives, fetching
+bounded by the fetch deadline; each result keeps what it got.
 
 A page that fails, is blocked or is still loading at the deadline gets an error and its result falls back to
 its SearXNG snippet (seed 000: per source, never the whole request).
@@ -7,60 +8,32 @@ its SearXNG snippet (seed 000: per source, never the whole request).
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
-from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+import time
 from concurrent.futures.process import BrokenProcessPool
 
-from agent.context import Page, SearchContext
-from agent.extract import ExtractionFailed, extract
+from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
+from agent.search_context import SearchContext
 
 
-class WorkerPool:
-    """Processes for extraction (CPU work under the GIL), replaced if one dies rather than broken for good."""
+async def fetch_pages(urls: list[str], ctx: SearchContext, how: Extraction, deadline: float | None = None
+                      ) -> dict[str, Page]:
+    """The pages of `urls` extracted as `how` says; each is fetched once per request (`deadline`: when
+    fetching stops, by default the fetch deadline), and a page extracts while the others still load.
 
-    def __init__(self, workers: int, make: Callable[[int], Executor] | None = None) -> None:
-        self._workers = workers
-        self._make = make or _spawned_processes
-        self._pool = self._make(workers)
-
-    async def run(self, fn: Callable, *args: object) -> object:
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-        except BrokenProcessPool:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._make(self._workers)
-            raise
-
-    def submit(self, fn: Callable, *args: object) -> None:
-        self._pool.submit(fn, *args)
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _spawned_processes(workers: int) -> Executor:
-    # forking a process that runs threads (asyncio, httpx) is unsafe; spawned workers start clean
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-
-
-async def fetch_pages(urls: list[str], ctx: SearchContext, deadline: float | None = None, main_only: bool = True,
-                      document: bool = False) -> dict[str, Page]:
-    """The pages of `urls`, fetched once per request and extracted as asked (ranking wants main content only;
-    scrapeOptions may want the whole body or Firecrawl's other formats)."""
+    Timings: `fetch` is the wait for the last download, `extract` the wait for extraction after it.
+    """
     urls = list(dict.fromkeys(urls))
-    missing = [u for u in urls if u not in ctx.pages]
-    if missing:
-        with ctx.timings.stage("fetch"):
-            fetched = await ctx.services.fetcher.fetch_all(missing, ctx.fetch_deadline() if deadline is None
-                                                           else deadline)
-        ctx.pages.update({u: Page(f) for u, f in fetched.items()})
-    stale = [u for u in urls if not ctx.pages[u].extracted_as(main_only, document)]
+    stale = [u for u in urls if u not in ctx.pages or not ctx.pages[u].serves(how)]
     if stale:
-        with ctx.timings.stage("extract"):
-            pages = await asyncio.gather(*(_extract_page(ctx, ctx.pages[u].fetched, main_only, document)
-                                           for u in stale))
+        started = time.perf_counter()
+        fetched_at: list[float] = []
+        until = ctx.fetch_deadline() if deadline is None else deadline
+        pages = await asyncio.gather(*(_page(ctx, url, how, until, fetched_at) for url in stale))
+        done = time.perf_counter()
+        last_fetch = max(fetched_at, default=done)
+        ctx.timings.add("fetch", (last_fetch - started) * 1000)
+        ctx.timings.add("extract", (done - last_fetch) * 1000)
         ctx.pages.update(zip(stale, pages, strict=True))
     return {u: ctx.pages[u] for u in urls}
 
@@ -75,20 +48,17 @@ def snippet_warning(pages: dict[str, Page]) -> str | None:
     return f"{len(failed)} of {len(pages)} pages used their SearXNG snippet instead: {reasons}{more}"
 
 
-async def _extract_page(ctx: SearchContext, fetched: Fetched, main_only: bool, document: bool) -> Page:
-    try:
-        return await ctx.services.cpu_pool.run(_extract, fetched, main_only, document)
-    except BrokenProcessPool:
-        return Page(fetched, error="the extraction worker died", mode=(main_only, document))
+async def _page(ctx: SearchContext, url: str, how: Extraction, deadline: float, fetched_at: list[float]) -> Page:
+    known = ctx.pages.get(url)
+    fetched = known.fetched if known else await ctx.services.fetcher.fetch_before(url, deadline)
+    fetched_at.append(time.perf_counter())
+    return await _extract(ctx, fetched, how)
 
 
-def _extract(fetched: Fetched, main_only: bool, document: bool) -> Page:
-    mode = (main_only, document)
+async def _extract(ctx: SearchContext, fetched: Fetched, how: Extraction) -> Page:
     if not fetched.ok:
-        return Page(fetched, error=fetched.error, mode=mode)
+        return Page(fetched, error=fetched.error, extraction=how)
     try:
-        return Page(fetched, extract(fetched, main_only, document), mode=mode)
-    except ExtractionFailed as e:
-        return Page(fetched, error=str(e), mode=mode)
-    except Exception as e:  # trafilatura, lxml or pypdf on a hostile page: this page's failure only
-        return Page(fetched, error=f"extraction failed ({type(e).__name__}: {e})", mode=mode)
+        return await ctx.services.cpu_pool.run(extract_page, fetched, how)
+    except BrokenProcessPool:
+        return Page(fetched, error="the extraction worker died", extraction=how)

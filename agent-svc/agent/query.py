@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent.sources import DEFAULT_SOURCE
+
 
 @dataclass(frozen=True)
 class SourceRequest:
@@ -19,7 +21,7 @@ class SourceRequest:
 class SearchQuery:
     query: str
     limit: int
-    sources: list[SourceRequest] = field(default_factory=lambda: [SourceRequest("web")])
+    sources: list[SourceRequest] = field(default_factory=lambda: [SourceRequest(DEFAULT_SOURCE)])
     categories: list[str] = field(default_factory=list)
     tbs: str | None = None
     lang: str | None = "en"

@@ -13,11 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from agent.context import SearchContext, SearchOutcome
 from agent.dedupe import dedupe
 from agent.errors import BadRequest, UpstreamError, WispError
+from agent.outcome import SearchOutcome
 from agent.query import SearchQuery
+from agent.search_context import SearchContext
 from agent.searxng_client import Hit, SearxngClient, SearxngPage
+from agent.sources import source
 from agent.translation import EngineCatalog, SourcePlan, needs_catalog, plan_sources
 
 
@@ -55,7 +57,7 @@ async def retrieve_candidates(query: SearchQuery, ctx: SearchContext,
         raise failures[0]
     for r in results:
         warnings += [f"{r.source}: {r.error.message}; its results are empty"] if r.error else r.warnings
-    return SearchOutcome({r.source: r.hits for r in results}, warnings + plan_warnings)
+    return SearchOutcome({r.source: r.hits for r in results}, tuple(warnings + plan_warnings))
 
 
 async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient) -> tuple[EngineCatalog | None, list[str]]:
@@ -115,9 +117,7 @@ async def _page(client: SearxngClient, plan: SourcePlan, number: int, budget_s: 
 
 
 def _kept(hits: list[Hit], plan: SourcePlan) -> list[Hit]:
-    # many images share one page, so an image is the same result only when its image is the same
-    key = (lambda h: h.img_src or h.url) if plan.source == "images" else (lambda h: h.url)
-    kept = [h for h in dedupe(hits, key) if plan.filter.admits(h.url, h.published)]
+    kept = [h for h in dedupe(hits, source(plan.source).dedupe_key) if plan.filter.admits(h.url, h.published)]
     if plan.filter.time.sort_by_date:
         undated = datetime.min.replace(tzinfo=UTC)
         kept.sort(key=lambda h: h.published or undated, reverse=True)

@@ -1,33 +1,54 @@
-"""One search from the internal query to the results per bucket: pick the mode, bound it by the deadline."""
+"""One search from the internal query to the results per bucket: pick the mode and the search type, bound
+them by the request's timeout.
+
+The search types are a registry like the modes: `fast` returns the mode's results as they are.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TypeVar
 
-from agent.context import SearchContext, SearchOutcome, Services
 from agent.documents import attach_documents
-from agent.errors import NotImplementedYet, SearchTimeout
-from agent.modes import get_mode
+from agent.errors import BadRequest, SearchTimeout
+from agent.modes import MODES
+from agent.outcome import SearchOutcome
 from agent.query import SearchQuery
+from agent.search_context import SearchContext
+from agent.services import Services
 
-SEARCH_TYPES = {"fast"}
+T = TypeVar("T")
+SearchType = Callable[[SearchOutcome, SearchQuery, SearchContext], Awaitable[SearchOutcome]]
+
+
+async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+    return outcome
+
+
+SEARCH_TYPES: dict[str, SearchType] = {"fast": _fast}
 
 
 async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutcome, SearchContext]:
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings."""
     if not query.retrieval_mode:
         query = replace(query, retrieval_mode=services.settings.default_retrieval_mode)
-    mode = get_mode(query.retrieval_mode)
-    if query.search_type not in SEARCH_TYPES:
-        raise NotImplementedYet(f"search_type {query.search_type!r} is not implemented yet; available: fast")
+    mode = _known(MODES, query.retrieval_mode, "retrieval_mode")
+    search_type = _known(SEARCH_TYPES, query.search_type, "search_type")
     ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000)
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
             outcome = await mode(query, ctx)
-            await attach_documents(outcome, query, ctx)
+            outcome = await search_type(await attach_documents(outcome, query, ctx), query, ctx)
     except TimeoutError:
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
     return outcome, ctx
+
+
+def _known(registry: dict[str, T], name: str, field: str) -> T:
+    if name not in registry:
+        raise BadRequest(f"unknown {field} {name!r}; available: {', '.join(registry)}")
+    return registry[name]

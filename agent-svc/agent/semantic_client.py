@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import httpx
 
+from agent.errors import Degraded
 
-class SemanticUnavailable(RuntimeError):
+
+class SemanticUnavailable(Degraded):
     pass
 
 

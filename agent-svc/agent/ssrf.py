@@ -13,12 +13,14 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agent.errors import Degraded
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 _SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, not "private" to ipaddress
 
 
-class Blocked(ValueError):
+class Blocked(Degraded):
     """The URL may not be fetched; the message says why."""
 
 

@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 
 from agent.errors import BadRequest
 from agent.query import SearchQuery, SourceRequest
+from agent.sources import DEFAULT_SOURCE, SOURCES, source
 from agent.tbs import TimeFilter, parse_tbs
 
-SOURCE_TO_SEARXNG = {"web": "general", "news": "news", "images": "images"}
 CATEGORY_TO_SEARXNG = {"research": "science", "github": "it", "developer": "it"}
 # Firecrawl's own aliases of its developer category
 CATEGORY_ALIASES = {
@@ -82,10 +82,11 @@ def normalize_domains(domains: list[str], field_name: str) -> list[str]:
     return normalized
 
 
-def searxng_categories(source: str, categories: list[str]) -> list[str]:
+def searxng_categories(name: str, categories: list[str]) -> list[str]:
     """The SearXNG categories that serve one Firecrawl source; categories narrow only the web source."""
-    if source != "web":
-        return [SOURCE_TO_SEARXNG.get(source, source)]
+    served = source(name)
+    if not served.takes_categories:
+        return [served.searxng_category]
     mapped = []
     for category in categories:
         category = CATEGORY_ALIASES.get(category, category)
@@ -94,12 +95,12 @@ def searxng_categories(source: str, categories: list[str]) -> list[str]:
         target = CATEGORY_TO_SEARXNG.get(category, category)  # unknown values pass through
         if target not in mapped:
             mapped.append(target)
-    return mapped or ["general"]
+    return mapped or [served.searxng_category]
 
 
 def needs_catalog(query: SearchQuery) -> bool:
     """Whether planning must know the instance's engines: to route an engine override or vet a category."""
-    known = set(SOURCE_TO_SEARXNG) | set(CATEGORY_TO_SEARXNG) | set(CATEGORY_ALIASES) | set(QUERY_REWRITES)
+    known = set(SOURCES) | set(CATEGORY_TO_SEARXNG) | set(CATEGORY_ALIASES) | set(QUERY_REWRITES)
     unknown = {s.type for s in query.sources} | set(query.categories)
     return bool(query.engines) or not unknown <= known
 
@@ -110,7 +111,7 @@ def plan_sources(query: SearchQuery, catalog: EngineCatalog | None = None, now: 
     warnings = _unknown_category_warnings(query, catalog)
     if query.engines:
         _check_engines(query.engines, catalog)
-    plans = [_plan(query, source, catalog, now) for source in query.sources]
+    plans = [_plan(query, request, catalog, now) for request in query.sources]
     return plans, warnings
 
 
@@ -136,22 +137,22 @@ def category_label(url: str, requested: list[str]) -> str | None:
     return None
 
 
-def _plan(query: SearchQuery, source: SourceRequest, catalog: EngineCatalog | None, now: datetime | None
+def _plan(query: SearchQuery, request: SourceRequest, catalog: EngineCatalog | None, now: datetime | None
           ) -> SourcePlan:
-    is_web_like = source.type not in ("news", "images")
-    categories = searxng_categories(source.type, query.categories)
-    time_filter = parse_tbs(source.tbs or query.tbs, now) if source.type != "images" else TimeFilter()
-    pdf_only = is_web_like and "pdf" in query.categories
+    asked = source(request.type)
+    categories = searxng_categories(request.type, query.categories)
+    time_filter = parse_tbs(request.tbs or query.tbs, now) if asked.dated else TimeFilter()
+    pdf_only = asked.shape == "web" and "pdf" in query.categories
     params = {"q": _rewritten_query(query, pdf_only), "format": "json"}
     if query.engines:
-        engines = _engines_for(source.type, categories, query, catalog)
+        engines = _engines_for(request.type, categories, query, catalog)
         if not engines:
-            return SourcePlan(source.type, {}, ResultFilter(), f"none of the requested engines serve {source.type}")
+            return SourcePlan(request.type, {}, ResultFilter(), f"none of the requested engines serve {request.type}")
         params["engines"] = ",".join(engines)
     else:
         params["categories"] = ",".join(categories)
-    lang = language(source.lang or query.lang, source.country or query.country)
-    if lang and source.type != "images":
+    lang = language(request.lang or query.lang, request.country or query.country)
+    if lang and asked.localized:
         params["language"] = lang
     if time_filter.time_range:
         params["time_range"] = time_filter.time_range
@@ -160,7 +161,7 @@ def _plan(query: SearchQuery, source: SourceRequest, catalog: EngineCatalog | No
     result_filter = ResultFilter(
         tuple(query.include_domains), tuple(query.exclude_domains), pdf_only, query.ignore_invalid_urls, time_filter
     )
-    return SourcePlan(source.type, params, result_filter)
+    return SourcePlan(request.type, params, result_filter)
 
 
 def _rewritten_query(query: SearchQuery, pdf_only: bool) -> str:
@@ -174,16 +175,16 @@ def _rewritten_query(query: SearchQuery, pdf_only: bool) -> str:
     return " ".join(parts)
 
 
-def _engines_for(source: str, categories: list[str], query: SearchQuery, catalog: EngineCatalog | None
+def _engines_for(name: str, categories: list[str], query: SearchQuery, catalog: EngineCatalog | None
                  ) -> list[str]:
     """Route each requested engine to the sources whose categories it serves; the rest go to web."""
     if catalog is None:
-        return list(query.engines) if source == "web" else []
+        return list(query.engines) if name == DEFAULT_SOURCE else []
     served = {c for s in query.sources for c in searxng_categories(s.type, query.categories)}
     chosen = []
     for engine in query.engines:
         engine_categories = catalog.engines[engine]
-        if engine_categories & set(categories) or (source == "web" and not engine_categories & served):
+        if engine_categories & set(categories) or (name == DEFAULT_SOURCE and not engine_categories & served):
             chosen.append(engine)
     return chosen
 

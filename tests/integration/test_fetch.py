@@ -19,7 +19,9 @@ def fetch_all(urls: list[str], allow: str = "127.0.0.1", deadline_s: float = 5.0
     async def run() -> dict[str, Fetched]:
         async with httpx.AsyncClient(timeout=10, follow_redirects=False, trust_env=False) as http:
             fetcher = Fetcher(http, FetchPolicy(Allowlist.parse(allow), max_bytes, redirects, "wisp-test"))
-            return await fetcher.fetch_all(urls, time.monotonic() + deadline_s)
+            deadline = time.monotonic() + deadline_s
+            fetched = await asyncio.gather(*(fetcher.fetch_before(url, deadline) for url in urls))
+            return dict(zip(urls, fetched, strict=True))
 
     return asyncio.run(run())
 

@@ -191,9 +191,10 @@ def test_v1_without_results_says_so(agent: httpx.Client) -> None:
         ({"query": "git", "sources": [5]}, 400, "Invalid request body"),
         ({"query": "git", "includeDomains": ["a.com"], "excludeDomains": ["b.com"]}, 400, "cannot be used together"),
         ({"query": "git", "tbs": "qdr:x"}, 400, "Unsupported tbs"),
-        ({"query": "git", "retrieval_mode": "vector"}, 400, "not implemented yet"),
-        ({"query": "git", "search_type": "rich"}, 400, "not implemented yet"),
-        ({"query": "git", "retrieval_mode": "magic"}, 400, "Invalid request body"),
+        ({"query": "git", "retrieval_mode": "vector"}, 400,
+         "unknown retrieval_mode 'vector'; available: keyword, semantic, hybrid"),
+        ({"query": "git", "search_type": "rich"}, 400, "unknown search_type 'rich'; available: fast"),
+        ({"query": "git", "retrieval_mode": 7}, 400, "Invalid request body"),
         ({"query": "git", "lang": "xx_YY!!"}, 400, "SearXNG rejected the request"),
     ],
 )

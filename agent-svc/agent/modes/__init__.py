@@ -1,25 +1,34 @@
-"""The retrieval modes of /v2/search, one module each, found through one registry.
+"""The retrieval modes of /v2/search, found through one registry: the only place their names live.
 
-A mode takes the query and the request's context and returns the results per bucket in final order.
+A mode takes the query and the request's context and returns the results per bucket in final order. A
+ranked mode is a `RankSpec` (pool, margin, fusion, scorer) that the one runner in `agent.pipeline` executes,
+so adding one is a module with its scorer and `spec(settings)`, and a line here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from agent.context import SearchContext, SearchOutcome
-from agent.errors import NotImplementedYet
+from agent.config import Settings
 from agent.modes import hybrid, keyword, semantic
+from agent.outcome import SearchOutcome
+from agent.pipeline import RankSpec, run_ranked
 from agent.query import SearchQuery
+from agent.search_context import SearchContext
 
 Mode = Callable[[SearchQuery, SearchContext], Awaitable[SearchOutcome]]
 
-MODES: dict[str, Mode] = {"keyword": keyword.run, "semantic": semantic.run, "hybrid": hybrid.run}
+
+def ranked(spec: Callable[[Settings], RankSpec]) -> Mode:
+    """The mode that runs the ranked pipeline with the spec the settings give."""
+    async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+        return await run_ranked(query, ctx, spec(ctx.services.settings))
+
+    return run
 
 
-def get_mode(name: str) -> Mode:
-    if name in MODES:
-        return MODES[name]
-    raise NotImplementedYet(
-        f"retrieval_mode {name!r} is not implemented yet; available: {', '.join(MODES)}"
-    )
+MODES: dict[str, Mode] = {
+    "keyword": keyword.run,
+    "semantic": ranked(semantic.spec),
+    "hybrid": ranked(hybrid.spec),
+}

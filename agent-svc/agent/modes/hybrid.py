@@ -1,75 +1,57 @@
-"""hybrid: seed 001's pipeline. The top candidates are fetched and chunked; BM25 shortlists the chunks, the
-reranker of semantic-svc scores the shortlist, passages within a margin of the best survive, and the best
-are packed into the context (at most 3 per page). Results are the pages of the surviving passages.
+"""hybrid: seed 001's pipeline. Every candidate's evidence (a fetched page's chunks, else its snippet) goes
+through a BM25 shortlist to semantic-svc's reranker. The shortlist gives every candidate its best chunk first,
+so that no page drops out unscored, then fills up with the best remaining chunks.
 """
 
 from __future__ import annotations
 
-from wisp_text.bm25 import bm25_scores
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from agent.candidates import (
-    RECENCY_NOTE,
-    Candidate,
-    candidate_pool,
-    fetch_first,
-    finish,
-    keep_searxng_order,
-    recency_bonus,
-)
-from agent.context import SearchContext, SearchOutcome
-from agent.pack import Passage
-from agent.query import SearchQuery
-from agent.rank import fused_order, within_margin
-from agent.semantic_client import SemanticUnavailable
+from agent.config import Settings
+from agent.evidence import Passage, bm25_order
+from agent.pipeline import RankSpec
+from agent.pool import Candidate
+from agent.search_context import SearchContext
 
 
-async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
-    settings = ctx.services.settings
-    outcome, candidates = await candidate_pool(query, ctx, settings.hybrid_pool)
-    if not candidates:
-        return finish(outcome, query, [], [], ctx)
-    await fetch_first(candidates, query, ctx, outcome)
+@dataclass(frozen=True)
+class RerankShortlist:
+    page_chunks: int  # chunks of fetched pages in the shortlist; snippets come on top
 
-    passages = [Passage(c.url, c.title, chunk.heading, chunk.text, 0.0)
-                for c in candidates for chunk in c.evidence(settings.chunk_chars)]
-    with ctx.timings.stage("bm25"):
-        lexical = bm25_scores(query.query, [p.with_heading for p in passages])
-        order = sorted(range(len(passages)), key=lambda i: lexical[i], reverse=True)
-        shortlist = [passages[i] for i in order[: settings.shortlist]]
-    try:
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> None:
+        return None  # fetch in SearXNG's order
+
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext
+                    ) -> tuple[tuple[Passage, ...], ...]:
+        evidence = [(i, p) for i, c in enumerate(candidates) for p in c.evidence()]
+        with ctx.timings.stage("bm25"):
+            shortlist = self._shortlist(query, candidates, evidence)
         with ctx.timings.stage("rerank"):
-            scores = await ctx.services.semantic.rerank(query.query, [p.with_heading for p in shortlist],
-                                                           ctx.pipeline_remaining_s())
-    except SemanticUnavailable as e:
-        return keep_searxng_order(outcome, query, candidates, ctx, f"semantic-svc failed ({e})")
+            scores = await ctx.services.semantic.rerank(query, [p.scored_text for _, p in shortlist],
+                                                        ctx.pipeline_remaining_s())
+        scored: list[list[Passage]] = [[] for _ in candidates]
+        for (i, passage), score in zip(shortlist, scores, strict=True):
+            scored[i].append(replace(passage, score=score))
+        return tuple(tuple(passages) for passages in scored)
 
-    by_url = {c.url: c for c in candidates}
-    bonus = recency_bonus(candidates, query, settings.recency_weight, settings.hybrid_margin)
-    if bonus is not None:
-        outcome.warnings.append(RECENCY_NOTE)
-    scored = sorted((Passage(p.url, p.title, p.heading, p.text, s + (bonus[p.url] if bonus else 0.0))
-                     for p, s in zip(shortlist, scores, strict=True)), key=lambda p: p.score, reverse=True)
-    for passage, keep in zip(scored, within_margin([p.score for p in scored], settings.hybrid_margin), strict=True):
-        candidate = by_url[passage.url]
-        if candidate.score is None:  # passages come best first: the first is the page's best
-            candidate.score = passage.score
-        if keep:
-            candidate.passages.append(passage)
-    _decide(candidates, scored[0].score, settings.hybrid_margin)
-    # pages in the order of their best passage fused with SearXNG's: as in semantic mode, the reranker alone
-    # demoted pages SearXNG had right (measured on the dev set)
-    ranked = fused_order([c for c in candidates if c.score is not None], lambda c: c.score)
-    return finish(outcome, query, ranked, candidates, ctx)
+    def _shortlist(self, query: str, candidates: Sequence[Candidate], evidence: list[tuple[int, Passage]]
+                   ) -> list[tuple[int, Passage]]:
+        order = bm25_order(query, [p for _, p in evidence])
+        firsts = {}
+        for k in order:
+            firsts.setdefault(evidence[k][0], k)
+        chosen = set(firsts.values())
+        page_chunks = sum(candidates[evidence[k][0]].has_content for k in chosen)
+        for k in order:
+            if page_chunks >= self.page_chunks:
+                break
+            if k not in chosen:
+                chosen.add(k)
+                page_chunks += 1  # only pages have more than one piece of evidence
+        return [evidence[k] for k in sorted(chosen)]
 
 
-def _decide(candidates: list[Candidate], top: float, margin: float) -> None:
-    for candidate in candidates:
-        if candidate.passages:
-            candidate.decision = "kept"
-            candidate.reason = f"best passage {top - candidate.passages[0].score:.3f} below the top (margin {margin})"
-        elif candidate.score is not None:
-            candidate.decision = "pruned"
-            candidate.reason = f"best passage {top - candidate.score:.3f} below the top (margin {margin})"
-        else:
-            candidate.decision = "pruned"
-            candidate.reason = "no passage in the BM25 shortlist"
+def spec(settings: Settings) -> RankSpec:
+    return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
+                    settings.hybrid_fusion, settings.hybrid_fusion_weight)

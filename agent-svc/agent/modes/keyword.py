@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from agent.context import SearchContext, SearchOutcome
+from agent.outcome import SearchOutcome
 from agent.query import SearchQuery
 from agent.retrieve import retrieve_candidates
+from agent.search_context import SearchContext
 
 
 async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
-    candidates = await retrieve_candidates(query, ctx)
-    candidates.buckets = {source: hits[: query.limit] for source, hits in candidates.buckets.items()}
-    return candidates
+    return (await retrieve_candidates(query, ctx)).limited(query.limit)

@@ -1,27 +1,32 @@
-"""An in-process SearXNG for unit tests: pages of JSON results served through httpx.MockTransport."""
+"""An in-process SearXNG for unit tests: pages of JSON results served through httpx.MockTransport; and the other
+upstreams a search meets, as small fakes honouring their contracts (semantic-svc's scores, fetched pages)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
-from agent.context import Services
-from agent.fetch import Fetcher, FetchPolicy
-from agent.pages import WorkerPool
+from agent.fetch import Fetched, Fetcher, FetchPolicy
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
+from agent.services import Services
 from agent.ssrf import Allowlist
+from agent.worker_pool import WorkerPool
 
 
 class FakeSearxng:
     """Serves `total` results per category, `page_size` per page; pages in `failing` answer 500."""
 
     def __init__(self, total: int = 30, page_size: int = 10, failing: set[int] | None = None,
-                 duplicates: bool = False, delay_s: float = 0.0, unresponsive: list | None = None) -> None:
+                 duplicates: bool = False, delay_s: float = 0.0, unresponsive: list | None = None,
+                 snippets: dict[int, str] | None = None) -> None:
         self.total, self.page_size = total, page_size
+        self.snippets = snippets or {}
         self.failing = failing or set()
         self.duplicates = duplicates
         self.delay_s = delay_s
@@ -42,14 +47,52 @@ class FakeSearxng:
         urls = [f"https://{category}.test/{r}" for r in ranks]
         if self.duplicates and page > 1:  # the page opens with the previous page's last result
             urls = [f"https://{category}.test/{first - 1}", *urls[:-1]]
-        results = [{"url": u, "title": u, "content": "", "pubdate": f"2026-01-{int(u.rsplit('/', 1)[1]) % 28 + 1:02d} "
-                    "00:00:00+0000"} for u in urls]
+        results = [{"url": u, "title": u, "content": self.snippets.get(_rank(u), ""),
+                    "pubdate": f"2026-01-{_rank(u) % 28 + 1:02d} 00:00:00+0000"} for u in urls]
         return httpx.Response(200, json={"results": results, "unresponsive_engines": self.unresponsive})
 
-    def services(self, **settings: object) -> Services:
+    def services(self, semantic: FakeSemantic | None = None, pages: dict[str, str] | None = None,
+                 **settings: object) -> Services:
+        """Services on this SearXNG; semantic-svc is `semantic` (none: unreachable), and the web holds `pages`
+        (URL → HTML; none: every fetch is blocked, as the SSRF guard does with these hosts)."""
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
         config = Settings(searxng_url="http://searx.test", **settings)
         policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
+        scorer_http = httpx.AsyncClient(transport=httpx.MockTransport(semantic.handle)) if semantic else http
         return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
-                        SemanticClient("http://semantic.test", http, 1.0), Fetcher(http, policy),
+                        SemanticClient("http://semantic.test", scorer_http, 1.0),
+                        FakeWeb(pages) if pages is not None else Fetcher(http, policy),
                         WorkerPool(1, make=ThreadPoolExecutor))
+
+
+def _rank(url: str) -> int:
+    return int(url.rsplit("/", 1)[1])
+
+
+class FakeSemantic:
+    """semantic-svc's /similarity and /rerank: a passage scores the share of the query's words it holds."""
+
+    def __init__(self, failing: set[str] | None = None) -> None:
+        self.failing = failing or set()
+        self.calls: list[tuple[str, list[str]]] = []
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.calls.append((request.url.path, body["passages"]))
+        if request.url.path in self.failing:
+            return httpx.Response(503, json={"error": "the models are still loading"})
+        words = set(tokenize(body["query"]))
+        scores = [len(words & set(tokenize(p))) / len(words) for p in body["passages"]]
+        return httpx.Response(200, json={"scores": scores})
+
+
+class FakeWeb:
+    """The Fetcher's interface over a dict of pages: a URL it holds is a 200 HTML page, any other a 404."""
+
+    def __init__(self, pages: dict[str, str]) -> None:
+        self.pages = pages
+
+    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+        if url not in self.pages:
+            return Fetched(url, url, 404, "text/html", error="HTTP 404")
+        return Fetched(url, url, 200, "text/html", self.pages[url].encode())

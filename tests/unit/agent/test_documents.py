@@ -1,8 +1,7 @@
 from datetime import UTC, datetime
 
-from agent.context import Page
 from agent.documents import document
-from agent.extract import Extracted
+from agent.extract import Extracted, Page
 from agent.fetch import Fetched
 
 URL = "https://a.org/x"

@@ -4,8 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent.context import SearchOutcome
-from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, NotImplementedYet, SearchTimeout, UpstreamError
+from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, SearchTimeout, UpstreamError
 from agent.firecrawl import (
     V1SearchRequest,
     V2SearchRequest,
@@ -15,6 +14,7 @@ from agent.firecrawl import (
     v1_response,
     v2_response,
 )
+from agent.outcome import SearchOutcome
 from agent.query import SourceRequest
 from agent.searxng_client import Hit
 from agent.timings import StageTimings
@@ -74,7 +74,7 @@ def test_aliases_duplicates_and_engine_strings_are_normalized() -> None:
         ({"query": "q", "sources": "web"}, "invalid_type", ["sources"]),
         ({"query": "q", "ignoreInvalidURLs": "yes"}, "invalid_type", ["ignoreInvalidURLs"]),
         ({"query": "q", "scrapeOptions": {"maxAge": "soon"}}, "invalid_type", ["scrapeOptions", "maxAge"]),
-        ({"query": "q", "retrieval_mode": "magic"}, "invalid_value", ["retrieval_mode"]),
+        ({"query": "q", "retrieval_mode": 3}, "invalid_type", ["retrieval_mode"]),
     ],
 )
 def test_known_keys_are_type_checked_with_zod_like_details(body, code, path) -> None:
@@ -114,7 +114,7 @@ HITS = {
 
 def test_v2_response_has_the_contract_fields_per_bucket() -> None:
     query = v2(query="q", sources=["web", "news", "images"], categories=["pdf"])
-    body = v2_response(SearchOutcome(HITS, ["w1", "w2"]), query, StageTimings())
+    body = v2_response(SearchOutcome(HITS, ("w1", "w2")), query, StageTimings())
     web, news, images = body["data"]["web"], body["data"]["news"], body["data"]["images"]
     assert web[0] == {"url": "https://github.com/a/b", "title": "Repo", "description": "A repo", "position": 1,
                       "category": "github"}
@@ -133,7 +133,7 @@ def test_v2_response_has_the_contract_fields_per_bucket() -> None:
 def test_v1_response_is_flat_and_says_when_empty() -> None:
     assert v1_response(SearchOutcome({"web": HITS["web"]}))["data"][0] == {
         "url": "https://github.com/a/b", "title": "Repo", "description": "A repo"}
-    empty = v1_response(SearchOutcome({"web": []}, ["SearXNG was slow"]))
+    empty = v1_response(SearchOutcome({"web": []}, ("SearXNG was slow",)))
     assert empty["data"] == [] and empty["warning"] == "No search results found; SearXNG was slow"
 
 
@@ -145,7 +145,6 @@ def test_v1_response_is_flat_and_says_when_empty() -> None:
         (InvalidRequestBody([{"code": "c", "path": [], "message": "m"}]), 400,
          {"success": False, "error": "Invalid request body", "details": [{"code": "c", "path": [], "message": "m"}]}),
         (BadRequest("nope"), 400, {"success": False, "error": "nope"}),
-        (NotImplementedYet("later"), 400, {"success": False, "error": "later", "code": "NOT_IMPLEMENTED_YET"}),
         (SearchTimeout("slow"), 408, {"success": False, "error": "slow", "code": "SEARCH_TIMEOUT"}),
         (UpstreamError("down"), 502, {"success": False, "error": "down", "code": "UPSTREAM_ERROR"}),
     ],

@@ -1,8 +1,11 @@
-from agent.pack import Passage, context_text, pack
+from wisp_text.chunking import Chunk
+
+from agent.evidence import Passage
+from agent.pack import context_text, pack
 
 
 def passage(url: str, score: float, size: int = 100, heading: str = "") -> Passage:
-    return Passage(url, f"Title {url}", heading, "x" * size, score)
+    return Passage(url, f"Title {url}", Chunk(0, "x" * size, heading), score)
 
 
 def test_greedy_by_score_within_budget_and_per_page_cap() -> None:
@@ -17,7 +20,3 @@ def test_context_numbers_each_page_once() -> None:
     text = context_text([passage("u1", 0.9, 5, "Setup"), passage("u2", 0.8, 5), passage("u1", 0.7, 5)])
     assert text.splitlines()[0] == "[1] Title u1 › Setup (u1)"
     assert "[2] Title u2 (u2)" in text and text.count("[1]") == 2
-
-
-def test_with_heading() -> None:
-    assert passage("u", 1, 3, "H").with_heading == "H\nxxx" and passage("u", 1, 3).with_heading == "xxx"

@@ -4,10 +4,10 @@ import time
 import httpx
 import pytest
 
-from agent.context import SearchContext
 from agent.errors import BadRequest, UpstreamError
 from agent.query import SearchQuery, SourceRequest
 from agent.retrieve import retrieve_candidates
+from agent.search_context import SearchContext
 
 from .fake_searxng import FakeSearxng
 
@@ -65,8 +65,8 @@ def test_paging_stops_at_an_empty_page_and_at_the_page_cap() -> None:
 def test_a_failed_later_page_keeps_what_came_before_with_a_warning() -> None:
     outcome, _ = candidates(FakeSearxng(total=100, failing={2}), limit=15)
     assert len(outcome.buckets["web"]) == 10
-    assert outcome.warnings == ["web: SearXNG page 2 failed (SearXNG answered HTTP 500: boom); "
-                                "fewer results than asked for"]
+    assert outcome.warnings == ("web: SearXNG page 2 failed (SearXNG answered HTTP 500: boom); "
+                                "fewer results than asked for",)
 
 
 def test_a_failed_source_is_a_warning_while_another_succeeds() -> None:
@@ -74,7 +74,7 @@ def test_a_failed_source_is_a_warning_while_another_succeeds() -> None:
     fake.handle = _fail_category(fake.handle, "news")
     outcome, _ = candidates(fake, sources=[SourceRequest("web"), SourceRequest("news")], limit=5)
     assert outcome.buckets["news"] == [] and len(outcome.buckets["web"]) == 10
-    assert outcome.warnings == ["news: SearXNG answered HTTP 500: boom; its results are empty"]
+    assert list(outcome.warnings) == ["news: SearXNG answered HTTP 500: boom; its results are empty"]
 
 
 def _fail_category(handle, category):
@@ -100,7 +100,7 @@ def test_no_results_with_every_engine_down_is_a_failure_not_an_empty_answer() ->
 def test_unresponsive_engines_with_results_are_a_warning() -> None:
     outcome, _ = candidates(FakeSearxng(unresponsive=[["ddg", "timeout"]]), limit=5)
     assert len(outcome.buckets["web"]) == 10
-    assert outcome.warnings == ["web: some SearXNG engines did not answer: ddg (timeout); results may be incomplete"]
+    assert outcome.warnings == ("web: some SearXNG engines did not answer: ddg (timeout); results may be incomplete",)
 
 
 def test_post_filters_apply_and_more_pages_make_up_for_them() -> None:

@@ -3,10 +3,11 @@ import time
 
 import pytest
 
-from agent.errors import NotImplementedYet, SearchTimeout
-from agent.modes import MODES, get_mode
+from agent.config import Settings
+from agent.errors import BadRequest, SearchTimeout
+from agent.modes import MODES
 from agent.query import SearchQuery
-from agent.search import run_search
+from agent.search import SEARCH_TYPES, run_search
 
 from .fake_searxng import FakeSearxng
 
@@ -22,16 +23,17 @@ def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
     assert set(ctx.timings.as_dict()) == {"searxng", "total"}
 
 
-@pytest.mark.parametrize("mode", ["vector", "hybrid_vector"])
-def test_modes_not_built_yet_say_so(mode: str) -> None:
-    with pytest.raises(NotImplementedYet, match=f"retrieval_mode '{mode}' is not implemented yet"):
-        get_mode(mode)
-    assert list(MODES) == ["keyword", "semantic", "hybrid"]
+@pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "vector", MODES),
+                                                          ("search_type", "rich", SEARCH_TYPES)])
+def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: str, registry: dict) -> None:
+    with pytest.raises(BadRequest, match=f"unknown {field} '{value}'; available: {', '.join(registry)}$"):
+        run(FakeSearxng(), **{field: value})
 
 
-def test_rich_search_type_is_not_built_yet() -> None:
-    with pytest.raises(NotImplementedYet, match="search_type 'rich'"):
-        run(FakeSearxng(), search_type="rich")
+def test_the_default_mode_is_checked_against_the_registry() -> None:
+    assert Settings(default_retrieval_mode="hybrid").default_retrieval_mode == "hybrid"
+    with pytest.raises(ValueError, match="DEFAULT_RETRIEVAL_MODE 'vector' is not a retrieval mode"):
+        Settings(default_retrieval_mode="vector")
 
 
 def test_the_requests_timeout_is_a_408_not_a_hang() -> None:
@@ -49,4 +51,4 @@ def test_searxng_is_told_the_time_left() -> None:
 
 def test_unsupported_formats_are_reported() -> None:
     outcome, _ = run(FakeSearxng(), scrape_formats=["summary", "json"])
-    assert outcome.warnings == ["scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped"]
+    assert outcome.warnings == ("scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped",)

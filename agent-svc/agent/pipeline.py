@@ -1,0 +1,188 @@
+"""The ranked-mode runner, once for every ranked mode: pool → fetch → evidence → score → recency → prune →
+fuse → pack → explain. It owns the flow, the deadlines and every fallback; a mode supplies only a `RankSpec`:
+its pool size, its margin, its fusion, and a `Scorer` (what it scores and how).
+
+Fallbacks, each with a warning (seed 000): the scorer failing on the first pass → SearXNG's order; failing on
+the second → the first pass's snippet scores; a page that failed to load → its snippet; nothing within the
+margin → the best candidate alone survives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from agent.errors import Degraded
+from agent.evidence import Passage
+from agent.extract import Extraction
+from agent.fusion import FUSIONS, rrf
+from agent.outcome import ResultDetail, SearchOutcome
+from agent.pack import context_text, pack
+from agent.pages import fetch_pages, snippet_warning
+from agent.pool import Candidate, candidate_pool
+from agent.prune import within_margin
+from agent.query import SearchQuery
+from agent.recency import RECENCY_NOTE, is_time_sensitive, recency_bonus
+from agent.retrieve import retrieve_candidates
+from agent.search_context import SearchContext
+from agent.sources import source
+
+Scores = tuple[float, ...]
+
+
+class Scorer(Protocol):
+    """A ranked mode's scoring strategy."""
+
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores | None:
+        """Pass 1, before fetching: one score per candidate (from its snippet) to choose what to fetch;
+        None to fetch in SearXNG's order. Raises Degraded when it cannot score."""
+        ...
+
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext
+                    ) -> tuple[tuple[Passage, ...], ...]:
+        """Pass 2: for each candidate, its passages with their scores (none: it was not scored). Every
+        candidate offers its evidence, page or snippet, on one scale. Raises Degraded when it cannot score."""
+        ...
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    pool: int  # SearXNG candidates ranked
+    margin: float  # keep what lies within this of the best score
+    scorer: Scorer
+    fusion: str = "rrf"  # a name in fusion.FUSIONS
+    fusion_weight: float = 0.5  # the share of the mode's score against SearXNG's order
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A candidate as the runner decided it."""
+
+    candidate: Candidate
+    passages: tuple[Passage, ...] = ()  # scored, best first
+    preliminary: float | None = None
+    kept: bool = False
+    reason: str = "not ranked"
+
+    @property
+    def score(self) -> float | None:
+        return self.passages[0].score if self.passages else None
+
+
+async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> SearchOutcome:
+    """Rank the first requested source that ranks (web); other buckets keep SearXNG's order."""
+    ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
+    if ranked is None:
+        return (await retrieve_candidates(query, ctx)).limited(query.limit)
+    outcome, candidates = await candidate_pool(query, ctx, spec.pool, ranked)
+    if not candidates:
+        return _finish(outcome, query, ranked, (), (), ctx, spec.margin)
+    try:
+        preliminary = await spec.scorer.preliminary(query.query, candidates, ctx)
+    except Degraded as e:
+        return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+    candidates, warning = await _fetch(candidates, preliminary, query, ctx)
+    outcome = outcome.warned(warning)
+    try:
+        scored = await spec.scorer.score(query.query, candidates, ctx)
+    except Degraded as e:
+        if preliminary is None:
+            return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+        outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
+        scored = tuple(tuple(replace(p, score=s) for p in c.snippet()) for c, s in zip(candidates, preliminary,
+                                                                                         strict=True))
+    judged = [Judged(c, tuple(sorted(passages, key=lambda p: p.score, reverse=True)),
+                     preliminary[i] if preliminary else None)
+              for i, (c, passages) in enumerate(zip(candidates, scored, strict=True))]
+    if is_time_sensitive(query.query, query.tbs) and ctx.services.settings.recency_weight > 0:
+        judged = _weighed_by_recency(judged, ctx.services.settings.recency_weight * spec.margin)
+        outcome = outcome.warned(RECENCY_NOTE)
+    judged = _pruned(judged, spec.margin)
+    return _finish(outcome, query, ranked, _fused(judged, spec), judged, ctx, spec.margin)
+
+
+async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
+                 ctx: SearchContext) -> tuple[tuple[Candidate, ...], str | None]:
+    """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages."""
+    settings = ctx.services.settings
+    # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
+    # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
+    order = rrf(preliminary, 0.5) if preliminary else range(len(candidates))
+    top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
+    # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
+    how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
+                     chunk_chars=settings.chunk_chars)
+    pages = await fetch_pages([c.url for c in top], ctx, how)
+    with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
+    return with_pages, snippet_warning(pages)
+
+
+def _weighed_by_recency(judged: list[Judged], scale: float) -> list[Judged]:
+    """Each page's passages, and so the page, gain the page's freshness bonus."""
+    def weighed(j: Judged) -> Judged:
+        bonus = recency_bonus(j.candidate.published, scale)
+        return replace(j, passages=tuple(replace(p, score=p.score + bonus) for p in j.passages))
+
+    return [weighed(j) for j in judged]
+
+
+def _pruned(judged: list[Judged], margin: float) -> list[Judged]:
+    """Candidates within `margin` of the best score are kept; a candidate without a score is pruned."""
+    scores = [j.score for j in judged if j.score is not None]
+    keep = iter(within_margin(scores, margin))
+    top = max(scores, default=0.0)
+    return [replace(j, reason="no passage was scored") if j.score is None else
+            replace(j, kept=next(keep), reason=f"{top - j.score:.3f} below the top (margin {margin})")
+            for j in judged]
+
+
+def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
+    """The kept candidates in final order: their scores fused with SearXNG's order."""
+    kept = [j for j in judged if j.kept]
+    order = FUSIONS[spec.fusion]([j.score or 0.0 for j in kept], spec.fusion_weight)
+    return [kept[i] for i in order]
+
+
+def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
+                   ctx: SearchContext, cause: str, margin: float) -> SearchOutcome:
+    """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
+    judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
+    return _finish(outcome.warned(f"{cause}: results keep SearXNG's order"), query, ranked, judged, judged, ctx,
+                   margin)
+
+
+def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: Sequence[Judged],
+            judged: Sequence[Judged], ctx: SearchContext, margin: float) -> SearchOutcome:
+    """The kept candidates (best first) become the ranked bucket; their passages within the margin of the best
+    are packed into the context."""
+    settings = ctx.services.settings
+    kept = list(in_order)[: query.limit]
+    top = max((j.score for j in judged if j.score is not None), default=0.0)
+    shown = {j.candidate.url: tuple(p for p in j.passages if top - p.score <= margin) for j in kept}
+    with ctx.timings.stage("pack"):
+        packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
+                      settings.pack_per_url)
+    details = {j.candidate.url: ResultDetail(j.score, "page" if j.candidate.has_content else "snippet",
+                                             tuple(_passage_json(p) for p in shown[j.candidate.url]))
+               for j in kept if j.score is not None}
+    limited = outcome.limited(query.limit)
+    return replace(limited, buckets={**limited.buckets, ranked: [j.candidate.hit for j in kept]}, details=details,
+                   context=context_text(packed),
+                   explain=tuple(_explain_row(j) for j in judged) if query.explain else None)
+
+
+def _passage_json(passage: Passage) -> dict[str, Any]:
+    return {"heading": passage.heading, "text": passage.text, "score": round(passage.score, 4)}
+
+
+def _explain_row(judged: Judged) -> dict[str, Any]:
+    candidate, page = judged.candidate, judged.candidate.page
+    return {
+        "url": candidate.url, "title": candidate.title, "searxng_rank": candidate.rank,
+        "fetch": None if page is None else ("ok" if page.extracted else page.error),
+        "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
+        "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
+        "score": None if judged.score is None else round(judged.score, 4),
+        "decision": "kept" if judged.kept else "pruned", "reason": judged.reason,
+    }

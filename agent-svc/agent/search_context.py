@@ -1,0 +1,33 @@
+"""One request's running state: its deadlines, its stage timings, and the pages it has fetched so far."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from agent.pages import Page
+from agent.services import Services
+from agent.timings import StageTimings
+
+
+@dataclass
+class SearchContext:
+    services: Services
+    deadline: float  # time.monotonic() by which the request's own `timeout` runs out
+    timings: StageTimings = field(default_factory=StageTimings)
+    started: float = field(default_factory=time.monotonic)
+    pages: dict[str, Page] = field(default_factory=dict)  # by URL, so no page is fetched twice
+
+    def remaining_s(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def pipeline_deadline(self) -> float:
+        """The earlier of the request's timeout and the pipeline's own deadline (seed 001: 8 s)."""
+        return min(self.deadline, self.started + self.services.settings.pipeline_deadline_s)
+
+    def pipeline_remaining_s(self) -> float:
+        return max(self.pipeline_deadline() - time.monotonic(), 0.0)
+
+    def fetch_deadline(self) -> float:
+        """When fetching must stop, leaving the ranking reserve (seed 001: 1.5 s) before the deadline."""
+        return self.pipeline_deadline() - self.services.settings.rank_reserve_s

@@ -77,6 +77,10 @@ class OfflineWeb:
 
 
 class _QuietServer(ThreadingHTTPServer):
+    # socketserver's listen backlog is 5: a fetcher opening 8 connections at once (a cold or expired keep-alive
+    # pool) overflows it whenever this accept loop lags, and each dropped SYN waits the kernel's 1 s retransmit
+    request_queue_size = 128
+
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # a client that hangs up (a timed-out engine, a cancelled fetch) is normal here
 

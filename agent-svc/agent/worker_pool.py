@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -32,4 +36,15 @@ class WorkerPool:
 
 def _spawned_processes(workers: int) -> Executor:
     # forking a process that runs threads (asyncio, httpx) is unsafe; spawned workers start clean
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_die_with_parent,
+                               initargs=(os.getpid(),))
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when the process that started it ends, however it ends (SIGKILL too):
+    otherwise workers live on, orphaned, after agent-svc stops."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # it ended before the request took hold
+        os._exit(0)

@@ -7,6 +7,7 @@ from functools import lru_cache
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent.features import FEATURES
 from agent.fusion import FUSIONS
 
 
@@ -24,7 +25,8 @@ class Settings(BaseSettings):
     default_retrieval_mode: str = Field(
         "keyword", description="Mode of requests that name none: the Firecrawl SDKs cannot send retrieval_mode"
     )
-    semantic_timeout_s: float = Field(5.0, gt=0, description="Longest wait for one semantic-svc answer")
+    semantic_timeout_s: float = Field(
+        8.0, gt=0, description="Longest wait for one semantic-svc answer (the pipeline's time left bounds it too)")
     pipeline_deadline_s: float = Field(
         8.0, gt=0, description="Deadline of a ranked search from its start (the request's timeout when smaller)"
     )
@@ -40,11 +42,13 @@ class Settings(BaseSettings):
     reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")
     semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
     semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
-    semantic_fusion: str = Field("rrf", description="semantic mode: how scores fuse with SearXNG's order (rrf, blend)")
-    semantic_fusion_weight: float = Field(0.5, ge=0, le=1, description="semantic mode: the score's share in fusion")
+    semantic_fusion: str = Field("rrf", description="semantic mode: the final order's fusion (rrf, linear)")
+    semantic_fusion_weights: dict[str, float] = Field(
+        default_factory=lambda: {"score": 0.5}, description="semantic mode: the weight of each page feature in fusion")
     hybrid_margin: float = Field(1.8, ge=0, description="hybrid mode: keep passages within this score of the top")
-    hybrid_fusion: str = Field("rrf", description="hybrid mode: how scores fuse with SearXNG's order (rrf, blend)")
-    hybrid_fusion_weight: float = Field(0.5, ge=0, le=1, description="hybrid mode: the score's share in fusion")
+    hybrid_fusion: str = Field("rrf", description="hybrid mode: the final order's fusion (rrf, linear)")
+    hybrid_fusion_weights: dict[str, float] = Field(
+        default_factory=lambda: {"score": 0.5}, description="hybrid mode: the weight of each page feature in fusion")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
                            "reranker scores (every candidate's best chunk first; snippets on top)")
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
@@ -76,6 +80,13 @@ class Settings(BaseSettings):
         if name not in FUSIONS:
             raise ValueError(f"{name!r} is not a fusion; available: {', '.join(FUSIONS)}")
         return name
+
+    @field_validator("semantic_fusion_weights", "hybrid_fusion_weights")
+    @classmethod
+    def _known_features(cls, weights: dict[str, float]) -> dict[str, float]:
+        if unknown := sorted(set(weights) - set(FEATURES)):
+            raise ValueError(f"no page feature {unknown}; available: {', '.join(FEATURES)}")
+        return weights
 
 
 @lru_cache

@@ -1,42 +1,54 @@
-"""How a ranked mode's scores combine with SearXNG's order into the final order, one function per strategy.
+"""How a ranked mode's candidates are ordered at the end: its scores combined with SearXNG's order (and, for
+`linear`, other cheap page features), one function per strategy behind one signature.
 
 On the first dev set, cosine alone left pages SearXNG had right behind pages with better snippets, and fusing
-with SearXNG's rank rescued it; fusion also caps how far a page SearXNG ranked low can rise. `weight` is the
-share the mode's own score gets: 1 ranks by the score alone, 0 keeps SearXNG's order.
+with SearXNG's rank rescued it; rank fusion also caps how far a page SearXNG ranked low can rise, which is what
+`linear` (calibrated blending of z-scored features) does not.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from statistics import fmean, pstdev
+
+from agent.features import Columns
 
 RRF_K = 10  # small pools (about 20 candidates): a smaller k than the usual 60 keeps the top ranks decisive
 
-Fusion = Callable[[Sequence[float], float], list[int]]
+Fusion = Callable[[Columns, Mapping[str, float]], list[int]]
 
 
-def rrf(scores: Sequence[float], weight: float) -> list[int]:
-    """Weighted reciprocal rank fusion of SearXNG's order (the order of `scores`) and the scores' order."""
-    by_score = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
-    fused = [(1 - weight) / (RRF_K + i + 1) for i in range(len(scores))]
-    for rank, i in enumerate(by_score, 1):
-        fused[i] += weight / (RRF_K + rank)
-    return sorted(range(len(scores)), key=lambda i: fused[i], reverse=True)
+def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """Weighted reciprocal rank fusion of SearXNG's order and the score's order; `weights["score"]` is the
+    share of the score (1: the score alone, 0: SearXNG's order)."""
+    weight = weights.get("score", 0.5)
+    scores, prior = columns["score"], columns["prior"]
+    fused = [0.0] * len(scores)
+    for column, share in ((prior, 1 - weight), (scores, weight)):
+        for rank, i in enumerate(_descending(column), 1):
+            fused[i] += share / (RRF_K + rank)
+    return _descending(fused)
 
 
-def blend(scores: Sequence[float], weight: float) -> list[int]:
-    """Calibrated blending: the z-scored score against a z-scored prior of SearXNG's rank (−log rank), so a
-    clear score gap can overturn SearXNG's order, where rank fusion only sees that one page beats another."""
-    prior = [-math.log(rank) for rank in range(1, len(scores) + 1)]
-    fused = [weight * s + (1 - weight) * p for s, p in zip(_z(scores), _z(prior), strict=True)]
-    return sorted(range(len(scores)), key=lambda i: fused[i], reverse=True)
+def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """The weighted sum of the z-scored features named in `weights`, so a clear gap in one can overturn
+    SearXNG's order, where rank fusion only sees that one page beats another."""
+    size = len(columns["score"])
+    fused = [0.0] * size
+    for name, weight in weights.items():
+        for i, value in enumerate(z_scores(columns[name])):
+            fused[i] += weight * value
+    return _descending(fused)
 
 
-def _z(values: Sequence[float]) -> list[float]:
+def z_scores(values: list[float]) -> list[float]:
     spread = pstdev(values) if len(values) > 1 else 0.0
     mean = fmean(values) if values else 0.0
     return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
 
 
-FUSIONS: dict[str, Fusion] = {"rrf": rrf, "blend": blend}
+def _descending(values: list[float]) -> list[int]:
+    return sorted(range(len(values)), key=lambda i: values[i], reverse=True)  # stable: ties keep SearXNG's order
+
+
+FUSIONS: dict[str, Fusion] = {"rrf": rrf, "linear": linear}

@@ -9,13 +9,14 @@ margin → the best candidate alone survives.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agent.errors import Degraded
 from agent.evidence import Passage
 from agent.extract import Extraction
+from agent.features import FEATURES, page_features, prior
 from agent.fusion import FUSIONS, rrf
 from agent.outcome import ResultDetail, SearchOutcome
 from agent.pack import context_text, pack
@@ -52,7 +53,7 @@ class RankSpec:
     margin: float  # keep what lies within this of the best score
     scorer: Scorer
     fusion: str = "rrf"  # a name in fusion.FUSIONS
-    fusion_weight: float = 0.5  # the share of the mode's score against SearXNG's order
+    weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Judged:
     preliminary: float | None = None
     kept: bool = False
     reason: str = "not ranked"
+    features: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def score(self) -> float | None:
@@ -98,7 +100,7 @@ async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> 
     if is_time_sensitive(query.query, query.tbs) and ctx.services.settings.recency_weight > 0:
         judged = _weighed_by_recency(judged, ctx.services.settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
-    judged = _pruned(judged, spec.margin)
+    judged = _with_features(query.query, _pruned(judged, spec.margin))
     return _finish(outcome, query, ranked, _fused(judged, spec), judged, ctx, spec.margin)
 
 
@@ -108,7 +110,8 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
     settings = ctx.services.settings
     # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
     # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
-    order = rrf(preliminary, 0.5) if preliminary else range(len(candidates))
+    order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}) if preliminary
+             else range(len(candidates)))
     top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
     # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
     how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
@@ -137,11 +140,22 @@ def _pruned(judged: list[Judged], margin: float) -> list[Judged]:
             for j in judged]
 
 
+def _with_features(query: str, judged: list[Judged]) -> list[Judged]:
+    """The scored candidates with their page features (features.py), computed over all of them."""
+    scored = [j for j in judged if j.score is not None]
+    columns = page_features(query, [j.candidate for j in scored], [j.score or 0.0 for j in scored],
+                            [j.preliminary or 0.0 for j in scored])
+    by_url = {j.candidate.url: {name: columns[name][i] for name in FEATURES} for i, j in enumerate(scored)}
+    return [replace(j, features=by_url.get(j.candidate.url, {})) for j in judged]
+
+
 def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
-    """The kept candidates in final order: their scores fused with SearXNG's order."""
-    kept = [j for j in judged if j.kept]
-    order = FUSIONS[spec.fusion]([j.score or 0.0 for j in kept], spec.fusion_weight)
-    return [kept[i] for i in order]
+    """The kept candidates in final order: the spec's fusion of their features (z-scored over every scored
+    candidate, so that the order does not depend on how many the margin kept)."""
+    scored = [j for j in judged if j.score is not None]
+    columns = {name: [j.features[name] for j in scored] for name in FEATURES}
+    order = [scored[i] for i in FUSIONS[spec.fusion](columns, spec.weights)]
+    return [j for j in order if j.kept]
 
 
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
@@ -185,4 +199,5 @@ def _explain_row(judged: Judged) -> dict[str, Any]:
         "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
         "score": None if judged.score is None else round(judged.score, 4),
         "decision": "kept" if judged.kept else "pruned", "reason": judged.reason,
+        "features": {name: round(value, 4) for name, value in judged.features.items()},
     }

@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
             return _check(args)
         if args.command == "calibrate":
             return _calibrate(args)
+        if args.command == "fit":
+            return _fit(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -108,6 +110,35 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fit(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from wisp_eval.fit import collect, cross_validate, load_judged
+
+    queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
+    with httpx.Client(timeout=args.timeout) as client:
+        if args.judged:
+            judged = load_judged(json.loads(args.judged.read_text())["judged"])
+        elif args.sites:
+            with _offline_stack(args.sites, with_semantic=True) as (agent_url, _):
+                judged = collect(client, agent_url, args.mode, queries, qrels)
+        else:
+            judged = collect(client, args.agent, args.mode, queries, qrels)
+    features = ["score", "prior", "title"] + (["pass1"] if args.mode == "semantic" else [])
+    result = {"mode": args.mode, "queries": len(judged), **cross_validate(judged, features, args.folds)}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"fit-{args.mode}.json").write_text(json.dumps({**result, "judged": [asdict(j) for j in judged]},
+                                                               indent=2))
+    print("| fold | queries | weights chosen on the other folds | train nDCG@5 | test nDCG@5 | test, rrf 0.5 | "
+          "test, SearXNG order |\n|---|---|---|---|---|---|---|")
+    for row in result["folds"]:
+        print(f"| {row['fold']} | {row['queries']} | {row['weights']} | {row['train_ndcg']} | {row['test_ndcg']} | "
+              f"{row['test_ndcg_rrf']} | {row['test_ndcg_searxng']} |")
+    print(json.dumps({k: v for k, v in result.items() if k != "folds"}, indent=2))
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
     from offline_web.sites import load_sites
     from wisp_eval.check import check_judgments
@@ -159,6 +190,16 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--sites", type=Path, help="instead of --agent: start the offline stack on these sites")
     calibrate.add_argument("--timeout", type=float, default=120.0)
     calibrate.add_argument("--out", type=Path, default=Path("eval-results"))
+    fit = sub.add_parser("fit", help="cross-validated weights of a mode's linear fusion of page features")
+    fit.add_argument("--queries", type=Path, required=True)
+    fit.add_argument("--qrels", type=Path, required=True)
+    fit.add_argument("--mode", default="hybrid")
+    fit.add_argument("--agent", help="agent-svc base URL")
+    fit.add_argument("--sites", type=Path, help="instead of --agent: start the offline stack on these sites")
+    fit.add_argument("--judged", type=Path, help="instead of asking agent-svc: the candidates of an earlier fit's JSON")
+    fit.add_argument("--folds", type=int, default=5)
+    fit.add_argument("--timeout", type=float, default=120.0)
+    fit.add_argument("--out", type=Path, default=Path("eval-results"))
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

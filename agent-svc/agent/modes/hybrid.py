@@ -54,4 +54,4 @@ class RerankShortlist:
 
 def spec(settings: Settings) -> RankSpec:
     return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
-                    settings.hybrid_fusion, settings.hybrid_fusion_weight)
+                    settings.hybrid_fusion, settings.hybrid_fusion_weights)

@@ -21,8 +21,10 @@ class CosineOfBestChunks:
 
     async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores:
         texts = [_snippet_text(c) for c in candidates]
+        # under load pass 1 may wait, but not into the time kept for fetching and pass 2
+        budget = ctx.pipeline_remaining_s() - ctx.services.settings.rank_reserve_s
         with ctx.timings.stage("embed"):
-            return tuple(await ctx.services.semantic.similarity(query, texts, ctx.pipeline_remaining_s()))
+            return tuple(await ctx.services.semantic.similarity(query, texts, budget))
 
     async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext
                     ) -> tuple[tuple[Passage, ...], ...]:
@@ -50,4 +52,4 @@ def _snippet_text(candidate: Candidate) -> str:
 def spec(settings: Settings) -> RankSpec:
     return RankSpec(settings.semantic_pool, settings.semantic_margin,
                     CosineOfBestChunks(settings.semantic_chunks_per_page), settings.semantic_fusion,
-                    settings.semantic_fusion_weight)
+                    settings.semantic_fusion_weights)

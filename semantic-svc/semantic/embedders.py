@@ -1,7 +1,10 @@
 """Embedding backends behind one interface: `encode(texts, kind)` → normalized dense vectors (+ sparse weights).
 
-- sentence-transformers: any SentenceTransformer model, torch or ONNX (the offline default among them).
-- FlagEmbedding: BGE-M3's dense and sparse (lexical) outputs, the production default.
+- sentence-transformers: any SentenceTransformer model on torch (the offline default), `onnx` and `onnx-int8`
+  the same on ONNX Runtime.
+- flagembedding: BGE-M3's dense and sparse (lexical) outputs, the production default.
+
+`EMBEDDERS` is the registry: the only place backend names live (Settings validates against it).
 """
 
 from __future__ import annotations
@@ -9,13 +12,16 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
-from semantic.config import Settings
+if TYPE_CHECKING:  # config imports the registry below to validate backend names
+    from semantic.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +32,30 @@ class ModelUnavailable(RuntimeError):
     """A configured model cannot be loaded; the message says which and why."""
 
 
+@dataclass(frozen=True)
+class EncodedText:
+    """One text's row of `Encoded`, kept apart so that it can be cached and merged across requests."""
+
+    dense: np.ndarray  # (dimension,), read-only: a cached row is shared by every request that gets it
+    sparse: dict[int, float] | None
+    truncated: bool
+
+
 @dataclass
 class Encoded:
     dense: np.ndarray  # (n, dimension), L2-normalized float32
     sparse: list[dict[int, float]] | None = None  # token id → weight, when the backend has a trained lexical head
     truncated: list[int] = field(default_factory=list)  # indices of texts cut to the model's input limit
+
+    def rows(self) -> list[EncodedText]:
+        truncated = set(self.truncated)
+        sparse = self.sparse or [None] * len(self.dense)
+        return [EncodedText(_frozen_copy(vector), sparse[i], i in truncated) for i, vector in enumerate(self.dense)]
+
+    @classmethod
+    def of_rows(cls, rows: list[EncodedText], has_sparse: bool) -> Encoded:
+        return cls(np.vstack([r.dense for r in rows]), [r.sparse for r in rows] if has_sparse else None,
+                   [i for i, r in enumerate(rows) if r.truncated])
 
 
 class Embedder(Protocol):
@@ -123,15 +148,21 @@ class FlagEmbeddingEmbedder:
         return Encoded(dense, sparse, truncated_indices(self._model.tokenizer, prefixed, self.max_tokens))
 
 
+EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
+    "sentence-transformers": partial(SentenceTransformerEmbedder, backend="torch"),
+    "onnx": partial(SentenceTransformerEmbedder, backend="onnx"),
+    "onnx-int8": partial(SentenceTransformerEmbedder, backend="onnx-int8"),
+    "flagembedding": FlagEmbeddingEmbedder,
+}
+
+
 def load_embedder(settings: Settings) -> Embedder:
     """The configured embedder; `auto` picks FlagEmbedding for BGE-M3 and sentence-transformers otherwise."""
     backend = settings.embed_backend
     if backend == "auto":
         backend = "flagembedding" if "bge-m3" in settings.embed_model.lower() else "sentence-transformers"
     log.info("loading embedder %s with %s", settings.embed_model, backend)
-    if backend == "flagembedding":
-        return FlagEmbeddingEmbedder(settings)
-    return SentenceTransformerEmbedder(settings, backend if backend in ("onnx", "onnx-int8") else "torch")
+    return EMBEDDERS[backend](settings)
 
 
 def _onnx_files(path: str, settings: Settings, quantized: bool) -> tuple[str, str]:
@@ -148,6 +179,13 @@ def truncated_indices(tokenizer, texts: list[str], max_tokens: int) -> list[int]
     """Which texts are longer than the model reads; it silently cuts them, so the service says so."""
     ids = tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]
     return [i for i, tokens in enumerate(ids) if len(tokens) > max_tokens]
+
+
+def _frozen_copy(vector: np.ndarray) -> np.ndarray:
+    """A row apart from its batch's matrix (which it would otherwise keep alive), safe to share."""
+    copy = vector.copy()
+    copy.flags.writeable = False
+    return copy
 
 
 def _has_trained_sparse_head(path: str) -> bool:

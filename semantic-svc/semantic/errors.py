@@ -31,3 +31,9 @@ class NotReady(ServiceError):
     """Models not loaded (yet, or at all), or the model queue is full: retry later."""
 
     status = 503
+
+
+class ClientGone(ServiceError):
+    """The client disconnected before the answer was ready; nobody reads this reply (nginx's 499)."""
+
+    status = 499

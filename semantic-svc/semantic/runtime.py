@@ -1,7 +1,8 @@
 """The loaded models of one process and the scoring operations on them: embed, similarity, rerank.
 
 Models load in the background after start-up, so /healthz answers at once and /readyz tells when the
-models are there (or why they are not).
+models are there (or why they are not). Every embedding goes through the cache, and what it misses through
+the model lane, merged with other requests' texts of the same kind.
 """
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 from semantic.batching import ModelLane
 from semantic.config import Settings
-from semantic.embedders import Embedder, Encoded, Kind, ModelUnavailable, load_embedder
+from semantic.embed_cache import EmbeddingCache
+from semantic.embedders import Embedder, Encoded, EncodedText, Kind, ModelUnavailable, load_embedder
 from semantic.errors import NotReady
 from semantic.rerankers import Reranker, load_reranker
 from semantic.vector_store import VectorStore
@@ -34,7 +36,9 @@ class Ranked:
 class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.lane = ModelLane(settings.max_pending, settings.batch_size * 4)
+        self.lane = ModelLane(settings.max_pending, settings.max_batch_texts, settings.max_batch_chars,
+                              settings.max_wait_s)
+        self.cache = EmbeddingCache(settings.embed_cache_size)
         self.store = VectorStore(settings.qdrant_url, settings.qdrant_path)
         # embedded Qdrant is not meant for concurrent callers: one thread serializes every store call
         self.store_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant")
@@ -69,21 +73,29 @@ class Runtime:
         return self.embedder
 
     async def embed(self, texts: list[str], kind: Kind) -> Encoded:
-        """Encode through the lane, merged with other requests' texts of the same kind."""
+        """Encode from the cache, and what it lacks through the lane, merged with other requests' texts."""
         embedder = self.ready_embedder()
 
-        def encode_each(items: list[str]) -> list[tuple]:
-            encoded = embedder.encode(items, kind)
-            truncated = set(encoded.truncated)
-            sparse = encoded.sparse or [None] * len(items)
-            return [(encoded.dense[i], sparse[i], i in truncated) for i in range(len(items))]
+        def encode_distinct(items: list[str]) -> list[EncodedText]:
+            # concurrent requests often bring the same chunk (one page, two modes): the model reads it once
+            distinct = list(dict.fromkeys(items))
+            rows = dict(zip(distinct, embedder.encode(distinct, kind).rows(), strict=True))
+            return [rows[t] for t in items]
 
-        rows = await self.lane.run(encode_each, texts, batch_key=("embed", kind))
-        return Encoded(
-            dense=np.vstack([r[0] for r in rows]),
-            sparse=[r[1] for r in rows] if embedder.has_sparse else None,
-            truncated=[i for i, r in enumerate(rows) if r[2]],
-        )
+        cached = [self.cache.get(embedder.name, kind, t) for t in texts]
+        missing = [t for t, row in zip(texts, cached, strict=True) if row is None]
+        encoded = dict(zip(missing, await self.lane.run(encode_distinct, missing, batch_key=("embed", kind)),
+                           strict=True))
+        for text, row in encoded.items():
+            self.cache.put(embedder.name, kind, text, row)
+        rows = [encoded[t] if row is None else row for t, row in zip(texts, cached, strict=True)]
+        return Encoded.of_rows(rows, embedder.has_sparse)
+
+    async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
+                  batch_key: Hashable) -> list[Any]:
+        """A reranker's own model calls (a cross-encoder's pairs), merged by batch key in the lane; with `embed`,
+        this makes the runtime the `Models` a reranker ranks with."""
+        return await self.lane.run(work, items, batch_key)
 
     async def similarity(self, query: str, passages: list[str]) -> list[float]:
         """Cosine of each passage to the query (both normalized, so a dot product)."""
@@ -94,6 +106,6 @@ class Runtime:
         self.ready_embedder()
         reranker = self.reranker
         assert reranker is not None  # loaded together with the embedder
-        [scored] = await self.lane.run(lambda items: [reranker.score(*items[0])], [(query, passages)])
+        scored = await reranker.rank(query, passages, self)
         order = sorted(range(len(passages)), key=lambda i: scored.scores[i], reverse=True)
         return Ranked(scored.scores, order, scored.truncated)

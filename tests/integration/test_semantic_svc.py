@@ -149,6 +149,60 @@ def test_concurrent_requests_all_complete(semantic: httpx.Client) -> None:
     assert asyncio.run(burst()) == [200] * 24
 
 
+SENTENCES = ["SQLite runs a checkpoint when the WAL file reaches 1000 pages.",
+             "PRAGMA wal_checkpoint moves the WAL content back into the database file.",
+             "A rollback journal is the default method of atomic commit.",
+             "git rebase -i lets you squash several commits into one.",
+             "git cherry-pick applies the change of one commit onto another branch.",
+             "mkdocs.yml sets the theme of a documentation site.",
+             "VACUUM rebuilds the database file and frees unused pages.",
+             "Isolation keeps one connection from seeing another's uncommitted changes.",
+             "Cats sleep most of the day in warm places.",
+             "The release notes list every change of SQLite 3.40."]
+RERANK_QUERIES = ["when does sqlite checkpoint the wal", "squash commits", "mkdocs theme", "what does vacuum do",
+                  "atomic commit", "apply a commit to another branch", "connection isolation", "sqlite 3.40"]
+
+
+def test_concurrent_reranks_score_as_one_request_alone(semantic: httpx.Client) -> None:
+    from semantic.config import Settings
+    from semantic.embedders import SentenceTransformerEmbedder
+    from semantic.rerankers import BiEncoderHybridReranker
+
+    bodies = [{"query": q, "passages": SENTENCES[i % 4:][:6]} for i, q in enumerate(RERANK_QUERIES)]
+    before = semantic.get("/stats").json()["lane"]
+
+    async def together() -> list[dict]:
+        async with httpx.AsyncClient(base_url=str(semantic.base_url), timeout=120) as client:
+            responses = await asyncio.gather(*(client.post("/rerank", json=body) for body in bodies))
+            return [r.raise_for_status().json() for r in responses]
+
+    concurrent = asyncio.run(together())
+    lane = semantic.get("/stats").json()["lane"]
+    assert lane["jobs"] - before["jobs"] > lane["batches"] - before["batches"]  # some model calls were merged
+    alone = BiEncoderHybridReranker(SentenceTransformerEmbedder(Settings()))
+    again = [semantic.post("/rerank", json=body).json() for body in bodies]  # now from the embedding cache
+    for body, merged, cached in zip(bodies, concurrent, again, strict=True):
+        expected = alone.score(body["query"], body["passages"]).scores
+        assert merged["scores"] == pytest.approx(expected, abs=1e-4) and cached["scores"] == merged["scores"]
+    assert semantic.get("/stats").json()["embed_cache"]["hits"] >= sum(len(b["passages"]) + 1 for b in bodies)
+
+
+def test_a_request_whose_client_gave_up_gets_no_model_time(semantic: httpx.Client) -> None:
+    long_texts = [f"{i} " + WAL for i in range(48)]
+
+    async def give_up_behind_a_long_job() -> None:
+        async with httpx.AsyncClient(base_url=str(semantic.base_url), timeout=120) as client:
+            long_job = asyncio.create_task(client.post("/embed", json={"texts": long_texts}))
+            await asyncio.sleep(0.3)  # the long job holds the model; the rerank below queues behind it
+            with pytest.raises(httpx.TimeoutException):
+                await client.post("/rerank", json={"query": "gave up", "passages": ["nobody waits"]}, timeout=0.3)
+            (await long_job).raise_for_status()
+
+    before = semantic.get("/stats").json()["lane"]["skipped_jobs"]
+    asyncio.run(give_up_behind_a_long_job())
+    assert semantic.get("/stats").json()["lane"]["skipped_jobs"] - before == 2  # its query and its passages
+
+
 def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
     first = start_semantic(tmp_path)
     httpx.post(first.url + "/index/upsert", json={"documents": [{"url": "https://a.org/x", "text": REBASE}]},

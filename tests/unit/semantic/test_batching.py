@@ -1,112 +1,218 @@
+"""The model lane, driven by events: a first job holds the model thread while the next ones queue behind it."""
+
 import asyncio
 import threading
+from collections.abc import Callable
 
 import pytest
 
 from semantic.batching import Busy, ModelLane
 
 
-def test_concurrent_jobs_with_one_key_share_one_model_call() -> None:
-    calls: list[list[str]] = []
-    gate = threading.Event()
+class Blocker:
+    """A job that holds the model thread until released, so that the jobs sent meanwhile queue up."""
 
+    def __init__(self) -> None:
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, items: list[str]) -> list[str]:
+        self.started.set()
+        self.release.wait(5)
+        return items
+
+    async def occupy(self, lane: ModelLane) -> asyncio.Task:
+        task = asyncio.create_task(lane.run(self, ["blocker"], "blocker"))
+        await asyncio.to_thread(self.started.wait, 5)
+        return task
+
+
+async def queued(lane: ModelLane, jobs: int) -> None:
+    while lane.stats().pending_jobs < jobs:
+        await asyncio.sleep(0)  # lets the tasks just created reach the queue; no time passes
+
+
+def recorded(calls: list[list[str]], transform: Callable[[str], str] = str.upper):
     def work(items: list[str]) -> list[str]:
-        gate.wait(2)  # the first call blocks until every job is queued
         calls.append(items)
-        return [s.upper() for s in items]
+        return [transform(item) for item in items]
+    return work
 
-    async def main():
-        lane = ModelLane(max_pending=10, max_batch=10)
-        first = asyncio.create_task(lane.run(work, ["a"], "k"))
-        await asyncio.sleep(0.05)
-        rest = [asyncio.create_task(lane.run(work, [c, c + c], "k")) for c in "bcd"]
-        await asyncio.sleep(0.05)
-        gate.set()
-        results = [await first] + [await t for t in rest]
+
+def run_behind_blocker(lane: ModelLane, jobs: list[tuple[Callable, list[str], str | None]],
+                       before_release: Callable[[list[asyncio.Task]], None] = lambda tasks: None) -> list:
+    """Queue `jobs` while the model thread is held, then release it; each job's result or exception."""
+    blocker = Blocker()
+
+    async def main() -> list:
+        held = await blocker.occupy(lane)
+        tasks = [asyncio.create_task(lane.run(work, items, key)) for work, items, key in jobs]
+        await queued(lane, len(jobs))
+        before_release(tasks)
+        blocker.release.set()
+        await held
+        results = await asyncio.gather(*tasks, return_exceptions=True)
         await lane.close()
         return results
 
-    results = asyncio.run(main())
-    assert results == [["A"], ["B", "BB"], ["C", "CC"], ["D", "DD"]]
-    assert calls == [["a"], ["b", "bb", "c", "cc", "d", "dd"]]  # the three waiting jobs ran as one batch
+    return asyncio.run(main())
 
 
-def test_batches_respect_their_key_and_size() -> None:
-    calls: list[list[int]] = []
-    gate = threading.Event()
+def test_concurrent_jobs_with_one_key_share_one_model_call() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    results = run_behind_blocker(ModelLane(10, 10, 10_000), [(work, [c, c + c], "k") for c in "bcd"])
+    assert results == [["B", "BB"], ["C", "CC"], ["D", "DD"]]
+    assert calls == [["b", "bb", "c", "cc", "d", "dd"]]
 
-    def work(items):
-        gate.wait(2)
-        calls.append(items)
-        return items
 
-    async def main():
-        lane = ModelLane(max_pending=10, max_batch=3)
-        tasks = [asyncio.create_task(lane.run(work, [0], "a"))]
-        await asyncio.sleep(0.05)
-        tasks += [asyncio.create_task(lane.run(work, [i], key)) for i, key in
-                  [(1, "a"), (2, "a"), (3, "a"), (4, "a"), (5, "b"), (6, None), (7, None)]]
-        await asyncio.sleep(0.05)
-        gate.set()
-        await asyncio.gather(*tasks)
+def test_jobs_of_another_key_in_between_do_not_keep_a_key_from_merging() -> None:
+    # a hybrid rerank queues a query job and a passage job: the passage jobs of all requests still merge
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    jobs = [(work, ["q1"], "query"), (work, ["p1", "p1b"], "passage"), (work, ["q2"], "query"),
+            (work, ["p2"], "passage")]
+    results = run_behind_blocker(ModelLane(10, 10, 10_000), jobs)
+    assert results == [["Q1"], ["P1", "P1B"], ["Q2"], ["P2"]]
+    assert calls == [["q1", "q2"], ["p1", "p1b", "p2"]]
+
+
+def test_a_model_call_is_capped_by_texts() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    results = run_behind_blocker(ModelLane(10, 3, 10_000), [(work, [str(i)], "a") for i in range(5)]
+                                 + [(work, ["b"], "b"), (work, ["n1"], None), (work, ["n2"], None)])
+    assert results == [["0"], ["1"], ["2"], ["3"], ["4"], ["B"], ["N1"], ["N2"]]
+    assert calls == [["0", "1", "2"], ["3", "4"], ["b"], ["n1"], ["n2"]]  # no key: never merged
+
+
+def test_a_model_call_is_capped_by_characters_and_a_long_text_still_goes_alone() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    jobs = [(work, ["x" * 4, "y" * 4], "k"), (work, ["z" * 4], "k"), (work, ["w" * 25], "k"), (work, ["v"], "k")]
+    results = run_behind_blocker(ModelLane(10, 10, 10), jobs)
+    assert [len(r[0]) for r in results] == [4, 4, 25, 1]
+    assert calls == [["xxxx", "yyyy"], ["zzzz"], ["w" * 25], ["v"]]
+
+
+def test_a_big_job_is_sliced_and_lets_later_jobs_go_between_its_slices() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    big = [f"b{i}" for i in range(5)]
+    results = run_behind_blocker(ModelLane(10, 2, 10_000), [(work, big, "passage"), (work, ["q"], "query")])
+    assert results == [[b.upper() for b in big], ["Q"]]  # the slices come back whole and in order
+    assert calls == [["b0", "b1"], ["q"], ["b2", "b3"], ["b4"]]
+
+
+def test_a_job_whose_caller_gave_up_is_not_computed() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    lane = ModelLane(10, 1, 10_000)
+    results = run_behind_blocker(lane, [(work, ["abandoned"], "k"), (work, ["kept"], "k")],
+                                 before_release=lambda tasks: tasks[0].cancel())
+    assert isinstance(results[0], asyncio.CancelledError) and results[1] == ["KEPT"]
+    assert calls == [["kept"]] and lane.stats().skipped_jobs == 1
+
+
+def test_the_rest_of_a_sliced_job_is_dropped_when_its_caller_gives_up() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    blocker = Blocker()
+
+    async def main() -> None:
+        lane = ModelLane(10, 2, 10_000)
+        held = await blocker.occupy(lane)
+        big = asyncio.create_task(lane.run(work, ["a", "b", "c", "d"], "k"))
+        await queued(lane, 1)
+        slow = Blocker()  # another key: holds the thread after the first slice, so the cancel lands in between
+        other = asyncio.create_task(lane.run(slow, ["s"], "other"))
+        await queued(lane, 2)
+        blocker.release.set()
+        await held
+        await asyncio.to_thread(slow.started.wait, 5)
+        big.cancel()
+        slow.release.set()
+        assert await other == ["s"]
         await lane.close()
 
     asyncio.run(main())
-    assert calls == [[0], [1, 2, 3], [4], [5], [6], [7]]
+    assert calls == [["a", "b"]]
 
 
 def test_a_full_queue_refuses_at_once() -> None:
-    gate = threading.Event()
+    blocker = Blocker()
 
-    async def main():
-        lane = ModelLane(max_pending=2, max_batch=1)
-        running = asyncio.create_task(lane.run(lambda items: gate.wait(2) and items, [1]))
-        await asyncio.sleep(0.05)  # taken off the queue and running
-        waiting = [asyncio.create_task(lane.run(lambda items: items, [i])) for i in (2, 3)]
-        await asyncio.sleep(0.01)
+    async def main() -> None:
+        lane = ModelLane(2, 1, 10_000)
+        held = await blocker.occupy(lane)
+        waiting = [asyncio.create_task(lane.run(lambda items: items, [i], None)) for i in ("2", "3")]
+        await queued(lane, 2)
         with pytest.raises(Busy, match="2 model jobs are already waiting"):
-            await lane.run(lambda items: items, [4])
-        gate.set()
-        assert await running == [1] and [await w for w in waiting] == [[2], [3]]
+            await lane.run(lambda items: items, ["4"])
+        blocker.release.set()
+        assert await held == ["blocker"] and [await w for w in waiting] == [["2"], ["3"]]
         await lane.close()
 
     asyncio.run(main())
 
 
 def test_a_model_error_reaches_only_its_callers() -> None:
-    def failing(items):
+    def failing(items: list[str]) -> list[str]:
         raise ValueError("model broke")
 
-    async def main():
-        lane = ModelLane(max_pending=5, max_batch=5)
+    async def main() -> None:
+        lane = ModelLane(5, 5, 10_000)
         with pytest.raises(ValueError, match="model broke"):
-            await lane.run(failing, [1])
-        assert await lane.run(lambda items: items, [2]) == [2]
+            await lane.run(failing, ["1"])
+        assert await lane.run(lambda items: items, ["2"]) == ["2"]
         await lane.close()
 
     asyncio.run(main())
 
 
-def test_a_job_whose_caller_gave_up_is_not_computed() -> None:
-    computed: list[list[int]] = []
-    gate = threading.Event()
+def test_stats_tell_the_queue_depth_and_the_size_of_the_last_calls() -> None:
+    lane = ModelLane(10, 10, 10_000)
+    work = recorded([])
+    blocker = Blocker()
 
-    def work(items):
-        gate.wait(2)
-        computed.append(items)
-        return items
-
-    async def main():
-        lane = ModelLane(max_pending=10, max_batch=1)
-        first = asyncio.create_task(lane.run(work, [1]))
-        await asyncio.sleep(0.05)
-        abandoned = asyncio.create_task(lane.run(work, [2]))
-        kept = asyncio.create_task(lane.run(work, [3]))
-        await asyncio.sleep(0.01)
-        abandoned.cancel()
-        gate.set()
-        assert await first == [1] and await kept == [3]
+    async def main() -> None:
+        held = await blocker.occupy(lane)
+        tasks = [asyncio.create_task(lane.run(work, ["ab", "cd"], ("embed", "passage"))) for _ in range(3)]
+        await queued(lane, 3)
+        depth = lane.stats()
+        assert (depth.pending_jobs, depth.pending_items) == (3, 6)
+        blocker.release.set()
+        await asyncio.gather(held, *tasks)
         await lane.close()
 
     asyncio.run(main())
-    assert computed == [[1], [3]]
+    stats = lane.stats()
+    assert (stats.pending_jobs, stats.batches, stats.jobs, stats.items) == (0, 2, 4, 7)
+    assert [(b.key, b.jobs, b.items, b.chars) for b in stats.recent] == [("blocker", 1, 1, 7),
+                                                                         ("embed/passage", 3, 6, 12)]
+
+
+def test_a_job_that_waited_too_long_to_start_is_refused_and_the_next_one_served() -> None:
+    now = [0.0]
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    lane = ModelLane(10, 1, 10_000, max_wait_s=2.5, clock=lambda: now[0])
+
+    blocker = Blocker()
+
+    async def main() -> list:
+        held = await blocker.occupy(lane)
+        stale = asyncio.create_task(lane.run(work, ["stale"], "k"))
+        await queued(lane, 1)
+        now[0] = 1.0
+        fresh = asyncio.create_task(lane.run(work, ["fresh"], "k"))
+        await queued(lane, 2)
+        now[0] = 3.0  # the first job has waited 3 s when the model is free again, the second 2 s
+        blocker.release.set()
+        await held
+        results = await asyncio.gather(stale, fresh, return_exceptions=True)
+        await lane.close()
+        return results
+
+    stale, fresh = asyncio.run(main())
+    assert isinstance(stale, Busy) and "waited 3.0 s for the model" in str(stale) and fresh == ["FRESH"]
+    assert calls == [["fresh"]] and lane.stats().expired_jobs == 1

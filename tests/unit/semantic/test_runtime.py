@@ -1,0 +1,144 @@
+"""The runtime's scoring through the lane and the cache, with small fake models that count their calls."""
+
+import asyncio
+import zlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+
+from semantic.config import Settings
+from semantic.embedders import Encoded, Kind
+from semantic.rerankers import BiEncoderHybridReranker, _PairReranker
+from semantic.runtime import Ranked, Runtime
+
+from .test_batching import Blocker, queued
+
+QUERIES = ["when does sqlite checkpoint the wal", "squash commits with git rebase", "where do cats sleep"]
+PASSAGES = ["sqlite checkpoints the wal at 1000 pages", "git rebase squashes several commits", "cats sleep all day",
+            "the cat sat on the mat and looked at the rain"]
+
+
+class CountingEmbedder:
+    name, backend, dimension, max_tokens, has_sparse = "fake", "fake", 8, 7, False
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Kind, list[str]]] = []
+
+    def encode(self, texts: list[str], kind: Kind) -> Encoded:
+        self.calls.append((kind, texts))
+        vectors = np.array([np.random.default_rng(zlib.crc32(t.encode())).normal(size=8) for t in texts],
+                           dtype=np.float32)
+        return Encoded(vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+                       truncated=[i for i, t in enumerate(texts) if len(t.split()) > self.max_tokens])
+
+
+class CountingCrossEncoder(_PairReranker):
+    def __init__(self) -> None:
+        super().__init__("fake-ce", "cross-encoder", lambda texts, **_: {"input_ids": [t.split() for t in texts]}, 32)
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def _predict(self, pairs: list[tuple[str, str]]) -> list[float]:
+        self.calls.append(pairs)
+        return [float(len(set(q.split()) & set(p.split()))) for q, p in pairs]
+
+
+def make_runtime(tmp_path: Path, **settings) -> Runtime:
+    runtime = Runtime(Settings(qdrant_path=str(tmp_path / "qdrant"), **settings))
+    runtime.embedder = CountingEmbedder()
+    runtime.reranker = BiEncoderHybridReranker(runtime.embedder)
+    return runtime
+
+
+def run(runtime: Runtime, main: Callable[[], Awaitable]):
+    async def and_close():
+        try:
+            return await main()
+        finally:
+            await runtime.lane.close()
+            runtime.store.close()
+    return asyncio.run(and_close())
+
+
+async def behind_a_held_lane(runtime: Runtime, calls: list[Callable[[], Awaitable]], jobs: int) -> list:
+    """Start `calls` while the model thread is held, so that their `jobs` model jobs queue together."""
+    blocker = Blocker()
+    held = await blocker.occupy(runtime.lane)
+    tasks = [asyncio.create_task(call()) for call in calls]
+    await queued(runtime.lane, jobs)
+    blocker.release.set()
+    await held
+    return await asyncio.gather(*tasks)
+
+
+def test_concurrent_hybrid_reranks_share_one_query_and_one_passage_call(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, embed_cache_size=0)
+    embedder = runtime.embedder
+
+    async def main() -> tuple[list[Ranked], list[Ranked]]:
+        sequential = [await runtime.rerank(q, PASSAGES) for q in QUERIES]
+        embedder.calls.clear()
+        concurrent = await behind_a_held_lane(runtime, [lambda q=q: runtime.rerank(q, PASSAGES) for q in QUERIES],
+                                              jobs=2 * len(QUERIES))
+        return sequential, concurrent
+
+    sequential, concurrent = run(runtime, main)
+    assert embedder.calls == [("query", QUERIES), ("passage", PASSAGES)]  # the same passages: read once
+    assert np.allclose([r.scores for r in concurrent], [r.scores for r in sequential], atol=1e-6)
+    assert [r.order for r in concurrent] == [r.order for r in sequential]
+    assert concurrent[0].truncated == [3]
+
+
+def test_concurrent_cross_encoder_reranks_share_one_predict_call(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.reranker = cross_encoder = CountingCrossEncoder()
+
+    async def main() -> list[Ranked]:
+        return await behind_a_held_lane(runtime, [lambda q=q: runtime.rerank(q, PASSAGES) for q in QUERIES],
+                                        jobs=len(QUERIES))
+
+    ranked = run(runtime, main)
+    assert cross_encoder.calls == [[(q, p) for q in QUERIES for p in PASSAGES]]
+    assert ranked[0].order[0] == 0 and ranked[1].order[0] == 1 and ranked[2].order[0] == 2
+    assert ranked[0].scores == cross_encoder.score(QUERIES[0], PASSAGES).scores  # as one request alone
+
+
+def test_texts_seen_before_come_from_the_cache(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    embedder = runtime.embedder
+
+    async def main() -> tuple[Ranked, Ranked, Encoded]:
+        first = await runtime.rerank(QUERIES[0], PASSAGES[:2])
+        again = await runtime.rerank(QUERIES[0], PASSAGES)
+        as_queries = await runtime.embed(PASSAGES[:1], "query")  # another kind: another vector
+        return first, again, as_queries
+
+    first, again, _ = run(runtime, main)
+    assert embedder.calls == [("query", QUERIES[:1]), ("passage", PASSAGES[:2]), ("passage", PASSAGES[2:]),
+                              ("query", PASSAGES[:1])]
+    assert again.scores[:2] != first.scores  # z-scores of four passages, not two: blended afresh per request
+    stats = runtime.cache.stats()
+    assert (stats.entries, stats.hits, stats.misses) == (6, 3, 6)
+
+
+def test_a_cached_result_is_the_computed_one(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+
+    async def main() -> tuple[Encoded, Encoded]:
+        return await runtime.embed(PASSAGES, "passage"), await runtime.embed(PASSAGES, "passage")
+
+    computed, cached = run(runtime, main)
+    assert np.array_equal(computed.dense, cached.dense) and computed.truncated == cached.truncated == [3]
+    assert len(runtime.embedder.calls) == 1
+
+
+def test_a_text_twice_in_one_request_is_encoded_once_and_a_disabled_cache_keeps_nothing(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, embed_cache_size=0)
+
+    async def main() -> None:
+        await runtime.embed(["a", "b", "a"], "passage")
+        await runtime.embed(["a"], "passage")
+
+    run(runtime, main)
+    assert runtime.embedder.calls == [("passage", ["a", "b"]), ("passage", ["a"])]
+    assert runtime.cache.stats().entries == 0

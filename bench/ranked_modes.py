@@ -7,6 +7,7 @@ keyword, hybrid and semantic mode on each agent, the agents taking turns first. 
 medians of the wall time, of `total − searxng`, of every stage in `timings_ms`, the hybrid and semantic p50
 above keyword's p50, and how many answers fell back (a warning that SearXNG's order or snippets stood in). The
 rerank stage is then timed alone through semantic-svc's /rerank for 16 and 50 chunks of about 1,200 characters.
+semantic-svc's embedding cache is off (EMBED_CACHE_SIZE=0 unless set), so that every answer pays its model work.
 
     .venv/bin/python bench/ranked_modes.py [--queries eval/data/dev/queries.tsv] [--rounds 1] \
         [--baseline-tree /path/to/old/checkout]
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -76,6 +78,9 @@ def main() -> None:
     parser.add_argument("--baseline-tree", type=Path, help="an older checkout whose agent-svc runs beside this one")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ranked_modes.json")
     args = parser.parse_args()
+    # Both agents ask semantic-svc about the same pages: with its embedding cache on, the second to ask would
+    # be timed on cache hits. The cache's own gain is a separate question (bench/semantic_load.py).
+    os.environ.setdefault("EMBED_CACHE_SIZE", "0")
     queries = [q.text for q in load_queries(args.queries)]
     with tempfile.TemporaryDirectory() as tmp, wisp_stack(args.sites, Path(tmp), with_semantic=True) as stack, \
             ExitStack() as running, httpx.Client(timeout=120) as client:

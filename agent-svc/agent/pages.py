@@ -1,8 +1,8 @@
 """Stage 3, fetch and extract: the pages of some results, each extracted as soon as it arrives, fetching
 bounded by the fetch deadline; each result keeps what it got.
 
-A page that fails, is blocked or is still loading at the deadline gets an error and its result falls back to
-its SearXNG snippet (seed 000: per source, never the whole request).
+A page that fails, is blocked, or is still loading or extracting at the deadline gets an error and its result
+falls back to its SearXNG snippet (seed 000: per source, never the whole request).
 """
 
 from __future__ import annotations
@@ -52,13 +52,16 @@ async def _page(ctx: SearchContext, url: str, how: Extraction, deadline: float, 
     known = ctx.pages.get(url)
     fetched = known.fetched if known else await ctx.services.fetcher.fetch_before(url, deadline)
     fetched_at.append(time.perf_counter())
-    return await _extract(ctx, fetched, how)
+    return await _extract(ctx, fetched, how, deadline)
 
 
-async def _extract(ctx: SearchContext, fetched: Fetched, how: Extraction) -> Page:
+async def _extract(ctx: SearchContext, fetched: Fetched, how: Extraction, deadline: float) -> Page:
     if not fetched.ok:
         return Page(fetched, error=fetched.error, extraction=how)
     try:
-        return await ctx.services.cpu_pool.run(extract_page, fetched, how)
+        async with asyncio.timeout_at(deadline):
+            return await ctx.services.cpu_pool.run(extract_page, fetched, how)
+    except TimeoutError:
+        return Page(fetched, error="still extracting at the deadline", extraction=how)
     except BrokenProcessPool:
         return Page(fetched, error="the extraction worker died", extraction=how)

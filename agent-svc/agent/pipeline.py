@@ -115,7 +115,7 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
     top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
     # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
     how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
-                     chunk_chars=settings.chunk_chars)
+                     chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
     pages = await fetch_pages([c.url for c in top], ctx, how)
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
     return with_pages, snippet_warning(pages)

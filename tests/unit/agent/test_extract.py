@@ -1,6 +1,6 @@
 import pytest
 
-from agent.extract import ExtractionFailed, decode, extract
+from agent.extract import Extraction, ExtractionFailed, cut, decode, extract, extract_page
 from agent.fetch import Fetched
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
@@ -51,3 +51,24 @@ def test_plain_text_passes_through() -> None:
 def test_nothing_usable_is_an_extraction_failure(body: bytes) -> None:
     with pytest.raises(ExtractionFailed):
         extract(fetched(body))
+
+
+def long_page(paragraphs: int) -> bytes:
+    body = "".join(f"<p>Paragraph {n} of a long manual, with enough words to count as content.</p>"
+                   for n in range(paragraphs))
+    return f"<html><head><title>Manual</title></head><body><article>{body}</article></body></html>".encode()
+
+
+def test_ranking_extracts_a_page_only_up_to_its_byte_limit() -> None:
+    body = long_page(2000)
+    ranked = extract_page(fetched(body), Extraction(chunk_chars=1200, max_bytes=20_000))
+    assert "Paragraph 10 " in ranked.extracted.markdown and "Paragraph 1999 " not in ranked.extracted.markdown
+    assert ranked.extracted.chunks
+
+
+def test_a_document_or_a_pdf_is_never_cut() -> None:
+    body = long_page(2000)
+    document = extract_page(fetched(body), Extraction(document=True, max_bytes=20_000))
+    assert "Paragraph 1999 " in document.extracted.markdown
+    pdf = fetched(b"%PDF-1.4 " + b"x" * 50_000, content_type="application/pdf")
+    assert cut(pdf, 20_000) == pdf.body

@@ -5,7 +5,9 @@ Brings up the offline web, a real Debian searx and agent-svc on loopback (and se
 is asked for). Each client sends queries back to back; the targets take turns in short slices (raw, keyword,
 …, then the reverse) so that load from other jobs on this shared machine falls on all. For a ranked mode it
 also counts the answers that fell back (a warning that SearXNG's order or snippets stood in) and those that
-took longer than the pipeline's deadline. Prints a table with the ratios and writes JSON.
+took longer than the pipeline's deadline. Prints a table with the ratios and writes JSON. The queries repeat,
+so semantic-svc's embedding cache is off (EMBED_CACHE_SIZE=0 unless set): every answer pays its model work, as
+it would on queries and pages never seen before.
 
     .venv/bin/python bench/concurrency.py [--clients 8] [--seconds 30] [--slices 6] [--targets raw_searx,keyword]
     .venv/bin/python bench/concurrency.py --targets hybrid --sites eval/data/sites.tsv
@@ -17,6 +19,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -114,6 +117,7 @@ def main() -> None:
     parser.add_argument("--sites", type=Path, default=ROOT / "tests" / "fixtures" / "sites-mini.tsv")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "concurrency.json")
     args = parser.parse_args()
+    os.environ.setdefault("EMBED_CACHE_SIZE", "0")
     names = [n.strip() for n in args.targets.split(",") if n.strip()]
     ranked = any(n not in ("raw_searx", "keyword") for n in names)
     with tempfile.TemporaryDirectory() as tmp, wisp_stack(args.sites, Path(tmp), with_semantic=ranked) as stack:

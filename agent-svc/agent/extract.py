@@ -17,6 +17,7 @@ from urllib.parse import urljoin, urlsplit
 import trafilatura
 from trafilatura.utils import load_html
 from wisp_text.chunking import Chunk, chunk_text
+from wisp_text.markdown import unescaped
 
 from agent.dates import parse_iso
 from agent.errors import Degraded
@@ -88,7 +89,8 @@ def extract_page(fetched: Fetched, how: Extraction) -> Page:
     except Exception as e:  # trafilatura, lxml or pypdf on a hostile page
         return Page(fetched, error=f"extraction failed ({type(e).__name__}: {e})", extraction=how)
     if how.chunk_chars:
-        extracted = replace(extracted, chunks=tuple(chunk_text(extracted.markdown, how.chunk_chars, extracted.title)))
+        chunks = chunk_text(unescaped(extracted.markdown), how.chunk_chars, extracted.title)
+        extracted = replace(extracted, chunks=tuple(chunks))
     return Page(fetched, extracted, extraction=how)
 
 

@@ -10,7 +10,15 @@ _TOKEN = re.compile(r"\w+")
 
 
 def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    """Words, lowercased; an identifier (`foreign_keys`) also gives its parts, so that it matches the words it
+    is made of (`foreign key`) as well as itself."""
+    tokens = []
+    for word in _TOKEN.findall(text.lower()):
+        tokens.append(word)
+        parts = [part for part in word.split("_") if part]
+        if len(parts) > 1:
+            tokens += parts
+    return tokens
 
 
 def bm25_scores(query: str, passages: list[str], k1: float = 1.5, b: float = 0.75) -> list[float]:

@@ -72,3 +72,11 @@ def test_a_document_or_a_pdf_is_never_cut() -> None:
     assert "Paragraph 1999 " in document.extracted.markdown
     pdf = fetched(b"%PDF-1.4 " + b"x" * 50_000, content_type="application/pdf")
     assert cut(pdf, 20_000) == pdf.body
+
+
+def test_chunks_read_identifiers_as_the_page_writes_them_while_markdown_stays_escaped() -> None:
+    body = ("<html><body><article><p>Enforcement needs PRAGMA foreign_keys = ON in every connection, as the "
+            "foreign key documentation explains at some length for each of its examples.</p></article></body></html>")
+    page = extract_page(fetched(body.encode()), Extraction(chunk_chars=1200))
+    assert "foreign\\_keys" in page.extracted.markdown
+    assert "PRAGMA foreign_keys = ON" in page.extracted.chunks[0].text

@@ -3,8 +3,15 @@ from wisp_text.bm25 import bm25_scores, tokenize
 
 
 def test_tokenize() -> None:
-    assert tokenize("PRAGMA wal_checkpoint(TRUNCATE); git-rebase") == ["pragma", "wal_checkpoint", "truncate",
-                                                                      "git", "rebase"]
+    assert tokenize("PRAGMA wal_checkpoint(TRUNCATE); git-rebase __init__") == [
+        "pragma", "wal_checkpoint", "wal", "checkpoint", "truncate", "git", "rebase", "__init__"]
+
+
+def test_an_identifier_matches_the_words_it_is_made_of_and_itself_best() -> None:
+    scores = bm25_scores("foreign key", ["PRAGMA foreign_keys = ON", "nothing relevant here"])
+    assert scores[0] > 0 == scores[1]
+    exact, words = bm25_scores("select_related", ["use select_related here", "select the related rows"])
+    assert exact > words > 0
 
 
 def test_matching_terms_rank_first_and_rare_terms_weigh_more() -> None:

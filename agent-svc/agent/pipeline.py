@@ -54,6 +54,14 @@ class RankSpec:
     scorer: Scorer
     fusion: str = "rrf"  # a name in fusion.FUSIONS
     weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
+    busy: Busy | None = None  # what the mode does with less model time, when the process is busy
+
+
+@dataclass(frozen=True)
+class Busy:
+    above: int  # ranked searches in flight, this one included
+    scorer: Scorer
+    note: str  # said in the response's warning
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,14 @@ async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> 
     ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
     if ranked is None:
         return (await retrieve_candidates(query, ctx)).limited(query.limit)
+    with ctx.services.in_flight.one() as running:
+        if spec.busy and running > spec.busy.above:
+            return (await _ranked(query, ctx, replace(spec, scorer=spec.busy.scorer), ranked)).warned(
+                f"{running} ranked searches in flight: {spec.busy.note}")
+        return await _ranked(query, ctx, spec, ranked)
+
+
+async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked: str) -> SearchOutcome:
     outcome, candidates = await candidate_pool(query, ctx, spec.pool, ranked)
     if not candidates:
         return _finish(outcome, query, ranked, (), (), ctx, spec.margin)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.config import Settings
 from agent.fetch import Fetcher
+from agent.load import InFlight
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.worker_pool import WorkerPool
@@ -18,3 +19,4 @@ class Services:
     semantic: SemanticClient
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
+    in_flight: InFlight = field(default_factory=InFlight)  # ranked searches running now

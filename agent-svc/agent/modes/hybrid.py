@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from agent.config import Settings
 from agent.evidence import Passage, bm25_order
-from agent.pipeline import RankSpec
+from agent.pipeline import Busy, RankSpec
 from agent.pool import Candidate
 from agent.search_context import SearchContext
 
@@ -53,5 +53,7 @@ class RerankShortlist:
 
 
 def spec(settings: Settings) -> RankSpec:
+    busy = Busy(settings.busy_searches, RerankShortlist(settings.busy_shortlist),
+                f"scored a shortlist of {settings.busy_shortlist} page chunks instead of {settings.shortlist}")
     return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
-                    settings.hybrid_fusion, settings.hybrid_fusion_weights)
+                    settings.hybrid_fusion, settings.hybrid_fusion_weights, busy)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from agent.pipeline import RankSpec, run_ranked
+from agent.pipeline import Busy, RankSpec, run_ranked
 from agent.pool import Candidate
 from agent.query import SearchQuery, SourceRequest
 from agent.recency import RECENCY_NOTE
@@ -140,3 +140,23 @@ def test_passages_below_the_margin_are_not_packed_or_shown() -> None:
     shown = outcome.details[URL(0)].passages
     assert [p["score"] for p in shown] == [0.5, 0.49]
     assert outcome.context.count("\n[1] ") == 1  # the third chunk, 0.02 below, stays out of the context
+
+
+def test_a_busy_process_ranks_with_the_modes_lighter_scorer_and_says_so() -> None:
+    heavy, light = FakeScorer({0: 0.2, 1: 0.9}), FakeScorer({0: 0.9, 1: 0.2})
+    query = SearchQuery(query="q", limit=10)
+    services = FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)}).services(fetch_top=2)
+
+    async def search(above: int):
+        ctx = SearchContext(services, deadline=time.monotonic() + 30)
+        spec = RankSpec(pool=6, margin=0.5, scorer=heavy, busy=Busy(above, light, "scored less"))
+        return await run_ranked(query, ctx, spec)
+
+    async def two_at_once():
+        return await asyncio.gather(search(1), search(1))
+
+    alone = asyncio.run(search(1))
+    assert urls(alone)[0] == URL(1) and not light.seen and not any("in flight" in w for w in alone.warnings)
+    together = asyncio.run(two_at_once())
+    assert light.seen and any("2 ranked searches in flight: scored less" in o.warnings for o in together)
+    assert services.in_flight.count == 0

@@ -38,11 +38,13 @@ import httpx
 import numpy as np
 from wisp_text.bm25 import bm25_scores, tokenize
 from wisp_text.chunking import Chunk, chunk_text
+from wisp_text.markdown import unescaped
 
 from agent.evidence import snippet_chunk
 from agent.extract import extract
 from agent.fetch import Fetched
 from agent.fusion import rrf
+from agent.modes.hybrid import shortlisted
 from wisp_eval.dataset import Query, load_qrels, load_queries
 from wisp_eval.metrics import ndcg_at_k, page_key, sign_test
 
@@ -110,7 +112,7 @@ def _page(client: httpx.Client, url: str) -> tuple[str, list[dict]] | None:
         extracted = extract(fetched, main_only=True)
     except Exception:  # ExtractionFailed, or trafilatura on a hostile page: the snippet stands in
         return None
-    chunks = chunk_text(extracted.markdown, CHUNK_CHARS, extracted.title)
+    chunks = chunk_text(unescaped(extracted.markdown), CHUNK_CHARS, extracted.title)  # as extract_page does
     return extracted.title, [_as_dict(c) for c in chunks]
 
 
@@ -289,22 +291,11 @@ def top_chunks(d: QueryData, limit: int | None) -> list[int]:
 
 
 def shortlist(d: QueryData, page_chunks: int = 16) -> list[int]:
-    """Hybrid mode's BM25 shortlist (agent/modes/hybrid.py): every candidate's best chunk, then the best
-    remaining page chunks up to `page_chunks` of them, snippets on top."""
+    """Hybrid mode's BM25 shortlist: every candidate's best chunk, then the best remaining page chunks up to
+    `page_chunks` of them, snippets on top."""
     lexical = d.signals["bm25"]
     order = sorted(range(len(d.texts)), key=lambda k: lexical[k], reverse=True)
-    firsts: dict[int, int] = {}
-    for k in order:
-        firsts.setdefault(int(d.owner[k]), k)
-    chosen = set(firsts.values())
-    taken = sum(d.kinds[d.owner[k]] == "page" for k in chosen)
-    for k in order:
-        if taken >= page_chunks:
-            break
-        if k not in chosen:
-            chosen.add(k)
-            taken += 1
-    return sorted(chosen)
+    return shortlisted(order, [int(i) for i in d.owner], [kind == "page" for kind in d.kinds], page_chunks)
 
 
 # ---- stage 3: page-scoring functions ----------------------------------------------------------------------

@@ -80,10 +80,11 @@ def extract_page(fetched: Fetched, how: Extraction) -> Page:
     """The fetched page extracted as asked; never raises: one hostile page fails only itself."""
     if not fetched.ok:
         return Page(fetched, error=fetched.error, extraction=how)
+    read = fetched  # the page keeps its whole body: a later extraction for a Document reads all of it
     if how.max_bytes is not None and not how.document:
-        fetched = replace(fetched, body=cut(fetched, how.max_bytes))
+        read = replace(fetched, body=cut(fetched, how.max_bytes))
     try:
-        extracted = extract(fetched, how.main_only, how.document)
+        extracted = extract(read, how.main_only, how.document)
     except ExtractionFailed as e:
         return Page(fetched, error=str(e), extraction=how)
     except Exception as e:  # trafilatura, lxml or pypdf on a hostile page
@@ -100,7 +101,7 @@ def extract(fetched: Fetched, main_only: bool = True, document: bool = False) ->
     `document` adds what Firecrawl's formats return besides markdown (cleaned HTML, raw HTML, links); ranking
     needs none of it, so it is not carried back from the extraction worker for nothing.
     """
-    if fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-"):
+    if _is_pdf(fetched):
         return Extracted(fetched.final_url, _pdf_text(fetched.body))
     text = decode(fetched.body, fetched.charset)
     if fetched.content_type == "text/plain":
@@ -110,9 +111,11 @@ def extract(fetched: Fetched, main_only: bool = True, document: bool = False) ->
 
 def cut(fetched: Fetched, max_bytes: int) -> bytes:
     """The first `max_bytes` of an HTML or text body; a PDF whole, since a cut one cannot be read."""
-    if fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-"):
-        return fetched.body
-    return fetched.body[:max_bytes]
+    return fetched.body if _is_pdf(fetched) else fetched.body[:max_bytes]
+
+
+def _is_pdf(fetched: Fetched) -> bool:
+    return fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-")
 
 
 def warm_up() -> None:

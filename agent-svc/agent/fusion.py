@@ -19,12 +19,13 @@ Fusion = Callable[[Columns, Mapping[str, float]], list[int]]
 
 
 def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
-    """Weighted reciprocal rank fusion of SearXNG's order and the score's order; `weights["score"]` is the
-    share of the score (1: the score alone, 0: SearXNG's order)."""
+    """Weighted reciprocal rank fusion of SearXNG's order and the score's order. `weights["score"]` and
+    `weights["prior"]` weigh them (only their ratio counts); without `prior`, the score's weight is its share
+    (1: the score alone, 0: SearXNG's order). Other features have no rank to fuse."""
     weight = weights.get("score", 0.5)
     scores, prior = columns["score"], columns["prior"]
     fused = [0.0] * len(scores)
-    for column, share in ((prior, 1 - weight), (scores, weight)):
+    for column, share in ((prior, weights.get("prior", 1 - weight)), (scores, weight)):
         for rank, i in enumerate(_descending(column), 1):
             fused[i] += share / (RRF_K + rank)
     return _descending(fused)

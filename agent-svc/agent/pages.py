@@ -61,7 +61,7 @@ async def _extract(ctx: SearchContext, fetched: Fetched, how: Extraction, deadli
     try:
         async with asyncio.timeout_at(deadline):
             return await ctx.services.cpu_pool.run(extract_page, fetched, how)
-    except TimeoutError:
-        return Page(fetched, error="still extracting at the deadline", extraction=how)
+    except TimeoutError:  # not marked extracted: Documents, which may wait longer, extract it again
+        return Page(fetched, error="still extracting at the deadline")
     except BrokenProcessPool:
         return Page(fetched, error="the extraction worker died", extraction=how)

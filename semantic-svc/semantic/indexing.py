@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from wisp_text.chunking import chunk_text
-from wisp_text.markdown import unescaped
 
 from semantic.errors import Conflict, NotFound
 from semantic.runtime import Runtime
@@ -52,7 +51,7 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
         if await _in_store(runtime, runtime.store.content_hash, collection, document.url) == document.content_hash:
             report.unchanged.append(document.url)
             continue
-        chunks = chunk_text(unescaped(document.text), runtime.settings.chunk_chars, document.title)
+        chunks = chunk_text(document.text, runtime.settings.chunk_chars, document.title)
         if not chunks:  # headings only: nothing to embed
             report.empty.append(document.url)
             continue

@@ -16,8 +16,8 @@ def tokenize(text: str) -> list[str]:
     for word in _TOKEN.findall(text.lower()):
         tokens.append(word)
         parts = [part for part in word.split("_") if part]
-        if len(parts) > 1:
-            tokens += parts
+        if parts != [word]:
+            tokens += dict.fromkeys(parts)  # each part once: `a_a` is not two mentions of `a`
     return tokens
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)  # fenced blocks and code spans: escapes are literal there
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before ASCII punctuation
+# one pass, left to right, so that an escaped backtick is consumed before it could open a code span:
+# a fenced block or a code span (any run of backticks, closed by the same run) stays as it is, since escapes
+# are literal there; elsewhere a backslash before ASCII punctuation (CommonMark's escapes) goes
+_TOKEN = re.compile(r"(```.*?```|(`+)[^`].*?(?<!`)\2(?!`))|\\([!-/:-@\[-`{-~])", re.DOTALL)
 
 
 def unescaped(markdown: str) -> str:
-    parts = _CODE.split(markdown)
-    parts[::2] = [_ESCAPE.sub(r"\1", part) for part in parts[::2]]
-    return "".join(parts)
+    return _TOKEN.sub(lambda m: m[1] or m[3], markdown)

@@ -38,22 +38,29 @@ class RerankShortlist:
     def _shortlist(self, query: str, candidates: Sequence[Candidate], evidence: list[tuple[int, Passage]]
                    ) -> list[tuple[int, Passage]]:
         order = bm25_order(query, [p for _, p in evidence])
-        firsts = {}
-        for k in order:
-            firsts.setdefault(evidence[k][0], k)
-        chosen = set(firsts.values())
-        page_chunks = sum(candidates[evidence[k][0]].has_content for k in chosen)
-        for k in order:
-            if page_chunks >= self.page_chunks:
-                break
-            if k not in chosen:
-                chosen.add(k)
-                page_chunks += 1  # only pages have more than one piece of evidence
-        return [evidence[k] for k in sorted(chosen)]
+        chosen = shortlisted(order, [i for i, _ in evidence], [c.has_content for c in candidates], self.page_chunks)
+        return [evidence[k] for k in chosen]
 
+
+def shortlisted(order: Sequence[int], owner: Sequence[int], has_page: Sequence[bool], page_chunks: int) -> list[int]:
+    """Which pieces of evidence the reranker scores, ascending: every candidate's best (first in `order`), then
+    the next best page chunks until `page_chunks` of them are in. `owner[k]` is the candidate of evidence k."""
+    firsts: dict[int, int] = {}
+    for k in order:
+        firsts.setdefault(owner[k], k)
+    chosen = set(firsts.values())
+    taken = sum(has_page[owner[k]] for k in chosen)
+    for k in order:
+        if taken >= page_chunks:
+            break
+        if k not in chosen:
+            chosen.add(k)
+            taken += 1  # only pages have more than one piece of evidence
+    return sorted(chosen)
 
 def spec(settings: Settings) -> RankSpec:
     busy = Busy(settings.busy_searches, RerankShortlist(settings.busy_shortlist),
-                f"scored a shortlist of {settings.busy_shortlist} page chunks instead of {settings.shortlist}")
+                f"scored a shortlist of {settings.busy_shortlist} page chunks instead of {settings.shortlist}"
+                ) if settings.busy_shortlist < settings.shortlist else None
     return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
                     settings.hybrid_fusion, settings.hybrid_fusion_weights, busy)

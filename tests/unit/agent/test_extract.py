@@ -63,7 +63,7 @@ def test_ranking_extracts_a_page_only_up_to_its_byte_limit() -> None:
     body = long_page(2000)
     ranked = extract_page(fetched(body), Extraction(chunk_chars=1200, max_bytes=20_000))
     assert "Paragraph 10 " in ranked.extracted.markdown and "Paragraph 1999 " not in ranked.extracted.markdown
-    assert ranked.extracted.chunks
+    assert ranked.extracted.chunks and ranked.fetched.body == body  # a later Document reads the whole page
 
 
 def test_a_document_or_a_pdf_is_never_cut() -> None:

@@ -19,6 +19,8 @@ def test_the_weights_move_between_searxng_order_and_the_score() -> None:
     scores = columns([0.1, 0.2, 0.3, 0.4])
     assert rrf(scores, {"score": 1.0}) == [3, 2, 1, 0]
     assert rrf(scores, {"score": 0.0}) == [0, 1, 2, 3]
+    assert rrf(scores, {"score": 1.0, "prior": 0.0}) == [3, 2, 1, 0]
+    assert rrf(scores, {"score": 1.0, "prior": 1.0}) == rrf(scores, {"score": 0.5})  # only the ratio counts
     assert linear(scores, {"score": 1.0}) == [3, 2, 1, 0]
     assert linear(scores, {"prior": 1.0}) == [0, 1, 2, 3]
 

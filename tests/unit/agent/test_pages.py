@@ -36,6 +36,7 @@ def test_a_page_still_extracting_at_the_deadline_gets_an_error_and_the_request_g
     pool, page = asyncio.run(main())
     assert pool.started.is_set()
     assert page.error == "still extracting at the deadline" and page.extracted is None
+    assert page.extraction is None  # so Documents, which may wait longer, extract it again
 
 
 def test_a_page_extracted_in_time_has_its_chunks() -> None:

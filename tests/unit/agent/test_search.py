@@ -52,3 +52,4 @@ def test_searxng_is_told_the_time_left() -> None:
 def test_unsupported_formats_are_reported() -> None:
     outcome, _ = run(FakeSearxng(), scrape_formats=["summary", "json"])
     assert outcome.warnings == ("scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped",)
+

@@ -4,7 +4,7 @@ from wisp_text.bm25 import bm25_scores, tokenize
 
 def test_tokenize() -> None:
     assert tokenize("PRAGMA wal_checkpoint(TRUNCATE); git-rebase __init__") == [
-        "pragma", "wal_checkpoint", "wal", "checkpoint", "truncate", "git", "rebase", "__init__"]
+        "pragma", "wal_checkpoint", "wal", "checkpoint", "truncate", "git", "rebase", "__init__", "init"]
 
 
 def test_an_identifier_matches_the_words_it_is_made_of_and_itself_best() -> None:
@@ -29,3 +29,7 @@ def test_longer_passages_are_normalized() -> None:
 def test_empty() -> None:
     assert bm25_scores("q", []) == []
     assert bm25_scores("", ["text"]) == [pytest.approx(0.0)]
+
+
+def test_a_repeated_part_counts_once() -> None:
+    assert tokenize("a_a") == ["a_a", "a"]

@@ -13,3 +13,12 @@ def test_code_keeps_its_backslashes() -> None:
 
 def test_a_backslash_before_a_letter_is_text() -> None:
     assert unescaped(r"C:\Users\name") == r"C:\Users\name"
+
+
+def test_an_escaped_backtick_opens_no_code_span() -> None:
+    assert unescaped(r"Type the \` key, then foo\_bar and the \` key again") == \
+        "Type the ` key, then foo_bar and the ` key again"
+
+
+def test_a_longer_fence_holds_a_backtick_inside() -> None:
+    assert unescaped(r"see ``a`b\_c`` and d\_e") == r"see ``a`b\_c`` and d_e"

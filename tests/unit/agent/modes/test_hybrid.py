@@ -57,3 +57,11 @@ def test_the_reranker_failing_keeps_searxng_order() -> None:
     outcome = hybrid(FakeSemantic(failing={"/rerank"}), PAGES)
     assert [h.url for h in outcome.buckets["web"]] == [URL(n) for n in range(5)]
     assert "semantic-svc answered /rerank with HTTP 503" in outcome.warnings[-1]
+
+
+def test_a_busy_shortlist_no_shorter_than_the_shortlist_means_no_busy_mode() -> None:
+    from agent.config import Settings
+    from agent.modes.hybrid import spec
+
+    assert spec(Settings(shortlist=16, busy_shortlist=8)).busy.scorer.page_chunks == 8
+    assert spec(Settings(shortlist=8, busy_shortlist=8)).busy is None

@@ -16,6 +16,7 @@ from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
+from agent.llm_client import LLMClient
 from agent.search import run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -49,7 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 pool.submit(warm_up)
             app.state.services = Services(
                 settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
-                Fetcher(fetch_http, policy), pool)
+                Fetcher(fetch_http, policy), pool,
+                LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens))
             try:
                 yield
             finally:

@@ -77,6 +77,19 @@ class Settings(BaseSettings):
     fetch_allow_hosts: str = Field(
         "", description="Comma-separated hosts or CIDRs that page fetching may reach despite the SSRF guard"
     )
+    llm_base_url: str = Field("http://127.0.0.1:8091/v1", description="OpenAI-compatible LLM server for rich "
+                              "answers (llama.cpp's server, vLLM, Ollama's /v1, or a hosted API)")
+    llm_model: str = Field("default", description="Model asked for; a request's `llm.model` may choose another")
+    llm_api_key: str = Field("", description="API key of the LLM server (a hosted provider needs one)")
+    llm_max_tokens: int = Field(320, ge=16, le=8192, description="Longest answer, in tokens")
+    rich_deadline_s: float = Field(60.0, gt=0, description="Deadline of a rich answer from the search's start "
+                                   "(the request's timeout when smaller)")
+    rich_context_chars: int = Field(4000, ge=500, description="Budget of the sources given to the LLM, in characters")
+    rich_abstain_below: float = Field(
+        0.3, ge=-1, le=1, description="Abstain without asking the LLM when no source passage reaches this cosine "
+        "to the question")
+    support_floor: float = Field(0.55, ge=-1, le=1, description="A claim is supported when a window of the "
+                                 "passages it cites reaches this cosine to it")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

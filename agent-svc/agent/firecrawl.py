@@ -20,6 +20,7 @@ from agent.outcome import SearchOutcome
 from agent.query import SearchQuery, SourceRequest
 from agent.searxng_client import Hit
 from agent.sources import DEFAULT_SOURCE, source
+from agent.structured import checked_schema
 from agent.timings import StageTimings
 from agent.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
@@ -113,6 +114,15 @@ class _SearchRequestBase(_Lenient):
         )
 
 
+MAX_SYSTEM_PROMPT_CHARS = 4000
+
+
+class LLMOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: StrictStr = Field(min_length=1, max_length=200)
+
+
 class V2SearchRequest(_SearchRequestBase):
     limit: StrictInt | None = Field(None, ge=1, le=100)
     sources: Annotated[list[SourceObject] | None, BeforeValidator(_typed_items)] = None
@@ -132,6 +142,9 @@ class V2SearchRequest(_SearchRequestBase):
     engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
     fetch_top: StrictInt | None = Field(None, ge=0, le=12)
     explain: StrictBool | None = None
+    output_schema: dict[str, Any] | None = None  # search_type "rich": checked by structured.checked_schema
+    system_prompt: StrictStr | None = Field(None, max_length=MAX_SYSTEM_PROMPT_CHARS)
+    llm: LLMOptions | None = None
 
     def to_query(self) -> SearchQuery:
         if self.includeDomains and self.excludeDomains:
@@ -150,6 +163,9 @@ class V2SearchRequest(_SearchRequestBase):
             fetch_top=self.fetch_top,
             explain=bool(self.explain),
             search_type=self.search_type or "fast",
+            output_schema=checked_schema(self.output_schema) if self.output_schema is not None else None,
+            system_prompt=self.system_prompt,
+            llm_model=self.llm.model if self.llm else None,
         )
 
 
@@ -194,6 +210,8 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTiming
         body["context"] = outcome.context
     if outcome.explain is not None:
         body["explain"] = outcome.explain
+    if outcome.answer is not None:
+        body["answer"] = outcome.answer
     body["timings_ms"] = timings.as_dict()
     return body
 

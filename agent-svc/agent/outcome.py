@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agent.evidence import Passage
 from agent.searxng_client import Hit
 
 
@@ -25,6 +26,8 @@ class SearchOutcome:
     context: str | None = None  # the packed passages, for modes that return them
     explain: tuple[dict[str, Any], ...] | None = None
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # scrapeOptions.formats, by URL
+    packed: tuple[Passage, ...] = ()  # the passages of `context`, for a rich answer
+    answer: dict[str, Any] | None = None  # search_type "rich"
 
     def warned(self, *warnings: str | None) -> SearchOutcome:
         """The same outcome with these warnings added (None ones skipped)."""

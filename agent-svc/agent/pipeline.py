@@ -198,7 +198,7 @@ def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: S
                for j in kept if j.score is not None}
     limited = outcome.limited(query.limit)
     return replace(limited, buckets={**limited.buckets, ranked: [j.candidate.hit for j in kept]}, details=details,
-                   context=context_text(packed),
+                   context=context_text(packed), packed=tuple(packed),
                    explain=tuple(_explain_row(j) for j in judged) if query.explain else None)
 
 

@@ -1,7 +1,8 @@
 """One search from the internal query to the results per bucket: pick the mode and the search type, bound
 them by the request's timeout.
 
-The search types are a registry like the modes: `fast` returns the mode's results as they are.
+The search types are a registry like the modes: `fast` returns the mode's results as they are, `rich` adds
+a cited answer (rich.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from agent.errors import BadRequest, SearchTimeout
 from agent.modes import MODES
 from agent.outcome import SearchOutcome
 from agent.query import SearchQuery
+from agent.rich import rich
 from agent.search_context import SearchContext
 from agent.services import Services
 
@@ -28,13 +30,15 @@ async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) 
     return outcome
 
 
-SEARCH_TYPES: dict[str, SearchType] = {"fast": _fast}
+SEARCH_TYPES: dict[str, SearchType] = {"fast": _fast, "rich": rich}
+DEFAULT_RICH_MODE = "hybrid"  # a rich answer wants page passages; the service default is keyword for the SDKs
 
 
 async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutcome, SearchContext]:
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings."""
     if not query.retrieval_mode:
-        query = replace(query, retrieval_mode=services.settings.default_retrieval_mode)
+        default = DEFAULT_RICH_MODE if query.search_type == "rich" else services.settings.default_retrieval_mode
+        query = replace(query, retrieval_mode=default)
     mode = _known(MODES, query.retrieval_mode, "retrieval_mode")
     search_type = _known(SEARCH_TYPES, query.search_type, "search_type")
     ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000)

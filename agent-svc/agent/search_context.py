@@ -28,6 +28,12 @@ class SearchContext:
     def pipeline_remaining_s(self) -> float:
         return max(self.pipeline_deadline() - time.monotonic(), 0.0)
 
+    def rich_remaining_s(self) -> float:
+        """Time left for a rich answer's LLM and claim check: the request's timeout, at most RICH_DEADLINE_S
+        from the start (a CPU model reads a long context slowly; the ranking deadline would cut every answer)."""
+        until = min(self.deadline, self.started + self.services.settings.rich_deadline_s)
+        return max(until - time.monotonic(), 0.0)
+
     def fetch_deadline(self) -> float:
         """When fetching must stop, leaving the ranking reserve (seed 001: 1.5 s) before the deadline."""
         return self.pipeline_deadline() - self.services.settings.rank_reserve_s

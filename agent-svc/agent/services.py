@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agent.config import Settings
 from agent.fetch import Fetcher
+from agent.llm_client import LLMClient
 from agent.load import InFlight
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -19,4 +20,5 @@ class Services:
     semantic: SemanticClient
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
+    llm: LLMClient  # rich answers
     in_flight: InFlight = field(default_factory=InFlight)  # ranked searches running now

@@ -12,6 +12,7 @@ from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
 from agent.fetch import Fetched, Fetcher, FetchPolicy
+from agent.llm_client import LLMClient
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.services import Services
@@ -52,7 +53,7 @@ class FakeSearxng:
         return httpx.Response(200, json={"results": results, "unresponsive_engines": self.unresponsive})
 
     def services(self, semantic: FakeSemantic | None = None, pages: dict[str, str] | None = None,
-                 **settings: object) -> Services:
+                 llm_http: httpx.AsyncClient | None = None, **settings: object) -> Services:
         """Services on this SearXNG; semantic-svc is `semantic` (none: unreachable), and the web holds `pages`
         (URL → HTML; none: every fetch is blocked, as the SSRF guard does with these hosts)."""
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
@@ -62,7 +63,8 @@ class FakeSearxng:
         return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
                         SemanticClient("http://semantic.test", scorer_http, 1.0),
                         FakeWeb(pages) if pages is not None else Fetcher(http, policy),
-                        WorkerPool(1, make=ThreadPoolExecutor))
+                        WorkerPool(1, make=ThreadPoolExecutor),
+                        LLMClient("http://llm.test/v1", "", "test-model", 200, http=llm_http or http))
 
 
 def _rank(url: str) -> int:

@@ -24,7 +24,7 @@ def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
 
 
 @pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "vector", MODES),
-                                                          ("search_type", "rich", SEARCH_TYPES)])
+                                                          ("search_type", "deep", SEARCH_TYPES)])
 def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: str, registry: dict) -> None:
     with pytest.raises(BadRequest, match=f"unknown {field} '{value}'; available: {', '.join(registry)}$"):
         run(FakeSearxng(), **{field: value})

@@ -63,6 +63,16 @@ def messages(question: str, packed: Sequence[Passage], system_prompt: str | None
             {"role": "user", "content": f"Sources:\n\n{context_text(list(packed))}\n\nQuestion: {question}"}]
 
 
+def without_prompt(reply: str, question: str, packed: Sequence[Passage]) -> str:
+    """The reply without the lines it copied from its instructions: Wisp's rules, the `Sources:` label, the
+    sources' header lines and the question (a small base model writes its prompt back). Sentences it copied
+    from the sources stay: they cite them, and the claim check judges them like any other."""
+    headers = {block.split("\n", 1)[0].strip() for block in context_text(list(packed)).split("\n\n")}
+    copied = {line.strip() for line in RULES.splitlines()} | headers | {f"Question: {question}"}
+    lines = (re.sub(r"^\s*Sources:\s*", "", line) for line in reply.splitlines())
+    return "\n".join(line for line in lines if line.strip() and line.strip() not in copied).strip()
+
+
 def draft(reply: str, sources: Sequence[Source]) -> Draft:
     """The reply as an answer: numbers that point at no source dropped, one claim per sentence."""
     known = {s.number for s in sources}

@@ -51,7 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.services = Services(
                 settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
                 Fetcher(fetch_http, policy), pool,
-                LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens))
+                LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
+                          settings.llm_system_role))
             try:
                 yield
             finally:

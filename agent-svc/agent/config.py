@@ -81,6 +81,8 @@ class Settings(BaseSettings):
                               "answers (llama.cpp's server, vLLM, Ollama's /v1, or a hosted API)")
     llm_model: str = Field("default", description="Model asked for; a request's `llm.model` may choose another")
     llm_api_key: str = Field("", description="API key of the LLM server (a hosted provider needs one)")
+    llm_system_role: bool = Field(True, description="false: send the system message at the top of the user turn, "
+                                  "for chat templates that drop system messages (Gemma's)")
     llm_max_tokens: int = Field(320, ge=16, le=8192, description="Longest answer, in tokens")
     rich_deadline_s: float = Field(60.0, gt=0, description="Deadline of a rich answer from the search's start "
                                    "(the request's timeout when smaller)")

@@ -25,9 +25,9 @@ class Reply:
 
 
 class LLMClient:
-    def __init__(self, base_url: str, api_key: str, model: str, max_tokens: int,
+    def __init__(self, base_url: str, api_key: str, model: str, max_tokens: int, system_role: bool = True,
                  http: httpx.AsyncClient | None = None) -> None:
-        self.base_url, self.model, self._max_tokens = base_url, model, max_tokens
+        self.base_url, self.model, self._max_tokens, self._system_role = base_url, model, max_tokens, system_role
         self._client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "none", max_retries=0,
                                           http_client=http)
 
@@ -37,6 +37,8 @@ class LLMClient:
         both llama.cpp servers honour: `json_object` with a `schema`)."""
         if budget_s <= 0:
             raise LLMUnavailable(f"no time left for the LLM at {self.base_url}")
+        if not self._system_role:
+            messages = in_user_turn(messages)
         extra: dict[str, Any] = {}
         if schema is not None:
             extra["response_format"] = {"type": "json_object", "schema": schema}
@@ -55,3 +57,15 @@ class LLMClient:
         if not text:
             raise LLMUnavailable(f"the LLM at {self.base_url} returned no text")
         return Reply(text, getattr(response, "model", None) or model or self.model)
+
+
+def in_user_turn(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The system message moved to the top of the first user turn, for chat templates that drop system messages
+    (Gemma's in llama-cpp-python), so that Wisp's rules and the caller's system prompt still reach the model."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest

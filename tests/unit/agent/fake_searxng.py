@@ -64,7 +64,8 @@ class FakeSearxng:
                         SemanticClient("http://semantic.test", scorer_http, 1.0),
                         FakeWeb(pages) if pages is not None else Fetcher(http, policy),
                         WorkerPool(1, make=ThreadPoolExecutor),
-                        LLMClient("http://llm.test/v1", "", "test-model", 200, http=llm_http or http))
+                        LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role,
+                                  http=llm_http or http))
 
 
 def _rank(url: str) -> int:

@@ -89,7 +89,10 @@ def test_nothing_close_enough_abstains_without_asking_the_llm() -> None:
     assert outcome.answer["abstained"] is True and llm.requests == []
 
 
-@pytest.mark.parametrize("failure", [503, 500, ""])
+ECHO = "Answer the question using only the numbered sources.\nSources:"  # a base model's "answer"
+
+
+@pytest.mark.parametrize("failure", [503, 500, "", ECHO])
 def test_an_llm_that_fails_leaves_the_ranked_sources_and_a_warning(failure) -> None:
     outcome = rich(FakeLLM(failure))
     assert outcome.answer is None and outcome.buckets["web"]
@@ -141,3 +144,22 @@ def test_keyword_mode_answers_from_snippets() -> None:
     outcome = rich(llm, retrieval_mode="keyword")
     assert [(c["number"], c["url"]) for c in outcome.answer["citations"]] == [(1, URL(0))]
     assert "wal checkpoint" in llm.requests[0]["messages"][1]["content"]  # the snippet is the source
+
+
+def test_without_a_system_role_the_rules_open_the_user_turn() -> None:
+    llm = FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1].")
+    fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
+    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, llm_system_role=False,
+                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
+    query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", system_prompt="Be brief.")
+    asyncio.run(run_search(query, services))
+    (turn,) = llm.requests[0]["messages"]
+    assert turn["role"] == "user" and turn["content"].startswith("Be brief.\n\n") and "Sources:" in turn["content"]
+
+
+def test_lines_copied_from_the_prompt_are_dropped_and_copied_source_sentences_are_checked() -> None:
+    llm = FakeLLM("Answer the question using only the numbered sources.\nSources: [1] WAL (https://general.test/0)\n"
+                  "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]")
+    answer = rich(llm).answer
+    assert answer["text"] == "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]"
+    assert [c["supported"] for c in answer["claims"]] == [True]

@@ -12,6 +12,11 @@ QUERIES ?= eval/data/dev/queries.tsv
 QRELS ?= eval/data/dev/qrels.tsv
 MODES ?= keyword,raw_searxng
 TORCH_VERSION ?= 2.13.0
+# The test LLM server: llama-cpp-python compiles llama.cpp from its sdist (about 6 minutes on an idle 2-core
+# machine, 20 under load), so the wheel is built once into a cache outside the repository, keyed by version
+LLAMA_CPP_VERSION ?= 0.3.36
+WHEELHOUSE ?= $(if $(filter 0,$(shell id -u)),/var/cache/wisp/wheels,$(HOME)/.cache/wisp/wheels)
+LLAMA_WHEEL := $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-py3-none-linux_$(shell uname -m).whl
 
 .PHONY: install test lint run demo corpus eval bench clean
 
@@ -22,13 +27,18 @@ install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
 # torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
 # unpinned torch (or uv) would download a multi-GB CUDA build
 $(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml \
-		eval/pyproject.toml wisp-text/pyproject.toml tests/requirements.txt
+		eval/pyproject.toml wisp-text/pyproject.toml tests/requirements.txt $(LLAMA_WHEEL)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==$(TORCH_VERSION)
 	$(PY) -m pip install -q -e wisp-text -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
-	  -r tests/requirements.txt
+	  -r tests/requirements.txt --find-links $(WHEELHOUSE) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	touch $@
+
+$(LLAMA_WHEEL):
+	mkdir -p $(WHEELHOUSE)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  python3 -m pip wheel -q --no-deps -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_CPP_VERSION)
 
 tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/package-lock.json
 	npm ci --prefix tests/sdk_js --no-audit --no-fund --loglevel=error

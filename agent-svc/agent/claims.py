@@ -12,9 +12,12 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent.answer import Claim, Source
-from agent.search_context import SearchContext
+
+if TYPE_CHECKING:  # search_context imports the pages, which import it back
+    from agent.search_context import SearchContext
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 WINDOW = 2  # sentences per piece of evidence

@@ -87,8 +87,11 @@ class Settings(BaseSettings):
     rich_deadline_s: float = Field(60.0, gt=0, description="Deadline of a rich answer from the search's start "
                                    "(the request's timeout when smaller)")
     rich_context_chars: int = Field(4000, ge=500, description="Budget of the sources given to the LLM, in characters")
+    # calibrated on the dev set with the offline embedder (README, rich answers): every answerable query's best
+    # packed passage reaches 0.449, 5 of the 7 unanswerable stay below 0.391; a sentence copied from its source
+    # scores at least 0.665, a sentence checked against another query's sources above 0.55 in 2 of 63
     rich_abstain_below: float = Field(
-        0.3, ge=-1, le=1, description="Abstain without asking the LLM when no source passage reaches this cosine "
+        0.42, ge=-1, le=1, description="Abstain without asking the LLM when no source passage reaches this cosine "
         "to the question")
     support_floor: float = Field(0.55, ge=-1, le=1, description="A claim is supported when a window of the "
                                  "passages it cites reaches this cosine to it")

@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     default_retrieval_mode: str = Field(
         "keyword", description="Mode of requests that name none: the Firecrawl SDKs cannot send retrieval_mode"
     )
+    default_search_type: str = Field(
+        "fast", description="Search type of requests that name none (rich: every answer cited, for the SDKs)")
     semantic_timeout_s: float = Field(
         8.0, gt=0, description="Longest wait for one semantic-svc answer (the pipeline's time left bounds it too)")
     pipeline_deadline_s: float = Field(
@@ -104,6 +106,15 @@ class Settings(BaseSettings):
 
         if name not in MODES:
             raise ValueError(f"DEFAULT_RETRIEVAL_MODE {name!r} is not a retrieval mode; available: {', '.join(MODES)}")
+        return name
+
+    @field_validator("default_search_type")
+    @classmethod
+    def _known_search_type(cls, name: str) -> str:
+        from agent.search import SEARCH_TYPES  # the registry imports the search types, which read these settings
+
+        if name not in SEARCH_TYPES:
+            raise ValueError(f"DEFAULT_SEARCH_TYPE {name!r} is not a search type; available: {', '.join(SEARCH_TYPES)}")
         return name
 
     @field_validator("semantic_fusion", "hybrid_fusion")

@@ -162,7 +162,7 @@ class V2SearchRequest(_SearchRequestBase):
             retrieval_mode=self.retrieval_mode or "",  # "": the service's DEFAULT_RETRIEVAL_MODE
             fetch_top=self.fetch_top,
             explain=bool(self.explain),
-            search_type=self.search_type or "fast",
+            search_type=self.search_type or "",  # "": the service's DEFAULT_SEARCH_TYPE
             output_schema=checked_schema(self.output_schema) if self.output_schema is not None else None,
             system_prompt=self.system_prompt,
             llm_model=self.llm.model if self.llm else None,

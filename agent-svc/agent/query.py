@@ -33,7 +33,7 @@ class SearchQuery:
     timeout_ms: int = 60_000
     ignore_invalid_urls: bool = False
     retrieval_mode: str = ""  # "": the service's DEFAULT_RETRIEVAL_MODE
-    search_type: str = "fast"
+    search_type: str = "fast"  # "": the service's DEFAULT_SEARCH_TYPE
     scrape_formats: list[str] = field(default_factory=list)
     main_content_only: bool = True  # scrapeOptions.onlyMainContent
     fetch_top: int | None = None  # None: the configured FETCH_TOP

@@ -36,6 +36,8 @@ DEFAULT_RICH_MODE = "hybrid"  # a rich answer wants page passages; the service d
 
 async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutcome, SearchContext]:
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings."""
+    if not query.search_type:
+        query = replace(query, search_type=services.settings.default_search_type)
     if not query.retrieval_mode:
         default = DEFAULT_RICH_MODE if query.search_type == "rich" else services.settings.default_retrieval_mode
         query = replace(query, retrieval_mode=default)

@@ -12,6 +12,7 @@ import httpx
 import jsonschema
 import pytest
 from conftest import agent_service
+from firecrawl import Firecrawl
 from test_sdk_js import run_js
 
 from offline_web.processes import free_port
@@ -19,6 +20,7 @@ from offline_web.stack import llm_service
 
 QUERY = "git squash last few commits into one"
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+ABSTAINING = "zebra migration kenya savanna"
 LLM_ENV = {"LLM_SYSTEM_ROLE": "false", "LLM_MAX_TOKENS": "120", "RICH_CONTEXT_CHARS": "2500"}
 
 
@@ -28,7 +30,7 @@ def rich_agents(stack, semantic_url: str, tmp_path_factory: pytest.TempPathFacto
     common = {"SEMANTIC_SVC_URL": semantic_url, "FETCH_ALLOW_HOSTS": "127.0.0.1", **LLM_ENV}
     with llm_service(workdir).started(timeout_s=120) as llm, \
          agent_service(stack.searx.url, workdir, "agent-rich", LLM_BASE_URL=f"{llm.url}/v1", **common) as rich, \
-         agent_service(stack.searx.url, workdir, "agent-llm-down",
+         agent_service(stack.searx.url, workdir, "agent-llm-down", DEFAULT_SEARCH_TYPE="rich",
                        LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1", **common) as down:
         yield {"rich": rich.url, "down": down.url}
 
@@ -72,12 +74,15 @@ def test_the_llm_down_leaves_the_ranked_sources_and_says_so(rich_agents: dict[st
 
 
 def test_nothing_relevant_abstains_without_the_llm(rich_agents: dict[str, str]) -> None:
-    body = search(rich_agents["down"], query="zebra migration kenya savanna")  # the LLM would have failed
+    body = search(rich_agents["down"], query=ABSTAINING)  # the LLM would have failed
     assert body["answer"]["abstained"] is True and body["answer"]["claims"] == []
     assert "LLM" not in body.get("warning", "")
 
 
-def test_the_js_sdk_parses_a_rich_response(rich_agents: dict[str, str]) -> None:
-    [js] = run_js(rich_agents["down"], {"client": "v2", "query": QUERY,
-                                        "options": {"limit": 3, "search_type": "rich"}})
+def test_both_sdks_parse_rich_responses(rich_agents: dict[str, str]) -> None:
+    url = rich_agents["down"]  # DEFAULT_SEARCH_TYPE=rich: the SDKs cannot send search_type
+    assert "answer" in httpx.post(url + "/v2/search", json={"query": ABSTAINING}, timeout=60).json()
+    results = Firecrawl(api_url=url).search(ABSTAINING, limit=3)
+    assert results.web
+    [js] = run_js(url, {"client": "v2", "query": ABSTAINING, "options": {"limit": 3}},)
     assert js["ok"] and js["result"]["web"]

@@ -53,3 +53,9 @@ def test_unsupported_formats_are_reported() -> None:
     outcome, _ = run(FakeSearxng(), scrape_formats=["summary", "json"])
     assert outcome.warnings == ("scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped",)
 
+
+
+def test_the_default_search_type_is_checked_against_the_registry() -> None:
+    assert Settings(default_search_type="rich").default_search_type == "rich"
+    with pytest.raises(ValueError, match="DEFAULT_SEARCH_TYPE 'deep' is not a search type"):
+        Settings(default_search_type="deep")

@@ -4,6 +4,7 @@ a rich search degrades to its ranked sources instead of failing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +44,11 @@ class LLMClient:
         if schema is not None:
             extra["response_format"] = {"type": "json_object", "schema": schema}
         try:
-            response = await self._client.chat.completions.create(
-                model=model or self.model, messages=messages, max_tokens=self._max_tokens, temperature=0.0,
-                timeout=budget_s, **extra)
-        except openai.APITimeoutError:
+            async with asyncio.timeout(budget_s):  # the whole call: httpx's timeouts bound each read, not the sum
+                response = await self._client.chat.completions.create(
+                    model=model or self.model, messages=messages, max_tokens=self._max_tokens, temperature=0.0,
+                    timeout=budget_s, **extra)
+        except (openai.APITimeoutError, TimeoutError):
             raise LLMUnavailable(f"the LLM at {self.base_url} did not answer within {budget_s:.1f} s") from None
         except openai.APIStatusError as e:
             raise LLMUnavailable(f"the LLM at {self.base_url} answered HTTP {e.status_code}") from None

@@ -9,6 +9,10 @@ from agent.pages import Page
 from agent.services import Services
 from agent.timings import StageTimings
 
+# a stage bounded by the request's own timeout stops this early, so the search answers (degraded) instead of
+# the timeout's 408 taking its work
+RESPONSE_RESERVE_S = 0.25
+
 
 @dataclass
 class SearchContext:
@@ -31,7 +35,7 @@ class SearchContext:
     def rich_remaining_s(self) -> float:
         """Time left for a rich answer's LLM and claim check: the request's timeout, at most RICH_DEADLINE_S
         from the start (a CPU model reads a long context slowly; the ranking deadline would cut every answer)."""
-        until = min(self.deadline, self.started + self.services.settings.rich_deadline_s)
+        until = min(self.deadline - RESPONSE_RESERVE_S, self.started + self.services.settings.rich_deadline_s)
         return max(until - time.monotonic(), 0.0)
 
     def fetch_deadline(self) -> float:

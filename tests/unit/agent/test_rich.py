@@ -163,3 +163,16 @@ def test_lines_copied_from_the_prompt_are_dropped_and_copied_source_sentences_ar
     answer = rich(llm).answer
     assert answer["text"] == "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]"
     assert [c["supported"] for c in answer["claims"]] == [True]
+
+
+def test_a_stalled_llm_is_cut_before_the_requests_timeout_and_the_sources_come_back() -> None:
+    class Stalled(FakeLLM):
+        async def handle(self, request):
+            await asyncio.sleep(30)
+
+    fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
+    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
+                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(Stalled("x").handle)))
+    query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", timeout_ms=3000)
+    outcome, _ = asyncio.run(run_search(query, services))
+    assert outcome.answer is None and any("did not answer within" in w for w in outcome.warnings)

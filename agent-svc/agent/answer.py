@@ -83,10 +83,14 @@ def draft(reply: str, sources: Sequence[Source]) -> Draft:
     return Draft(text, tuple(c for c in claims if c.text), abstained=False)
 
 
+def sentences(text: str) -> list[str]:
+    """The text's sentences (and lines)."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+
+
 def _sentences(text: str) -> list[str]:
     """Sentences, each with its markers: a marker after a full stop (`… value. [2]`) belongs to that sentence."""
-    text = _MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text)
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+    return sentences(_MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text))
 
 
 def _claim(sentence: str) -> Claim:

@@ -9,17 +9,15 @@ dropped or passed off as checked.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agent.answer import Claim, Source
+from agent.answer import Claim, Source, sentences
 
 if TYPE_CHECKING:  # search_context imports the pages, which import it back
     from agent.search_context import SearchContext
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 WINDOW = 2  # sentences per piece of evidence
 
 
@@ -48,7 +46,7 @@ async def _check(claim: Claim, sources: dict[int, Source], floor: float, ctx: Se
 
 def windows(text: str) -> list[str]:
     """Overlapping windows of WINDOW sentences (one window when the text is shorter)."""
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    if len(sentences) <= WINDOW:
-        return [" ".join(sentences)] if sentences else []
-    return [" ".join(sentences[i:i + WINDOW]) for i in range(len(sentences) - WINDOW + 1)]
+    parts = sentences(text)
+    if len(parts) <= WINDOW:
+        return [" ".join(parts)] if parts else []
+    return [" ".join(parts[i:i + WINDOW]) for i in range(len(parts) - WINDOW + 1)]

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.config import Settings, get_settings
@@ -22,9 +22,11 @@ from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.services import Services
 from agent.ssrf import Allowlist
+from agent.streaming import search_events
 from agent.worker_pool import WorkerPool
 
 log = logging.getLogger("agent")
+EVENT_STREAM = "text/event-stream"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -61,8 +63,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
 
     @app.post("/v2/search")
-    async def search_v2(request: Request) -> JSONResponse:
+    async def search_v2(request: Request) -> Response:
         query = parse_request(await request.body(), V2SearchRequest)
+        if query.stream:
+            return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
         outcome, ctx = await run_search(query, request.app.state.services)
         return JSONResponse(v2_response(outcome, query, ctx.timings))
 

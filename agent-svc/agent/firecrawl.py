@@ -145,6 +145,7 @@ class V2SearchRequest(_SearchRequestBase):
     output_schema: dict[str, Any] | None = None  # search_type "rich": checked by structured.checked_schema
     system_prompt: StrictStr | None = Field(None, max_length=MAX_SYSTEM_PROMPT_CHARS)
     llm: LLMOptions | None = None
+    stream: StrictBool | None = None
 
     def to_query(self) -> SearchQuery:
         if self.includeDomains and self.excludeDomains:
@@ -166,6 +167,7 @@ class V2SearchRequest(_SearchRequestBase):
             output_schema=checked_schema(self.output_schema) if self.output_schema is not None else None,
             system_prompt=self.system_prompt,
             llm_model=self.llm.model if self.llm else None,
+            stream=bool(self.stream),
         )
 
 

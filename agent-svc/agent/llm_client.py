@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,29 +38,54 @@ class LLMClient:
                        model: str | None = None) -> Reply:
         """The model's reply within `budget_s` seconds. With `schema`, JSON mode constrained to it (the form
         both llama.cpp servers honour: `json_object` with a `schema`)."""
-        if budget_s <= 0:
-            raise LLMUnavailable(f"no time left for the LLM at {self.base_url}")
-        if not self._system_role:
-            messages = in_user_turn(messages)
         extra: dict[str, Any] = {}
         if schema is not None:
             extra["response_format"] = {"type": "json_object", "schema": schema}
+        async with self._bounded(budget_s):
+            response = await self._create(messages, budget_s, model, **extra)
+        choices = getattr(response, "choices", None) or []
+        text = (choices[0].message.content or "") if choices and choices[0].message else ""
+        return self._reply(text, getattr(response, "model", None) or model)
+
+    async def stream(self, messages: list[dict[str, str]], budget_s: float, on_text: Callable[[str], None],
+                     model: str | None = None) -> Reply:
+        """As `complete`, handing each piece of text to `on_text` as the model writes it."""
+        pieces: list[str] = []
+        async with self._bounded(budget_s):
+            async for chunk in await self._create(messages, budget_s, model, stream=True):
+                delta = chunk.choices[0].delta.content if chunk.choices and chunk.choices[0].delta else None
+                if delta:
+                    pieces.append(delta)
+                    on_text(delta)
+        return self._reply("".join(pieces), model)
+
+    async def _create(self, messages: list[dict[str, str]], budget_s: float, model: str | None, **extra: Any) -> Any:
+        if not self._system_role:
+            messages = in_user_turn(messages)
+        return await self._client.chat.completions.create(
+            model=model or self.model, messages=messages, max_tokens=self._max_tokens, temperature=0.0,
+            timeout=budget_s, **extra)
+
+    @asynccontextmanager
+    async def _bounded(self, budget_s: float) -> AsyncIterator[None]:
+        """The whole call within `budget_s` (httpx's timeouts bound each read, not the sum), every failure as
+        one LLMUnavailable."""
+        if budget_s <= 0:
+            raise LLMUnavailable(f"no time left for the LLM at {self.base_url}")
         try:
-            async with asyncio.timeout(budget_s):  # the whole call: httpx's timeouts bound each read, not the sum
-                response = await self._client.chat.completions.create(
-                    model=model or self.model, messages=messages, max_tokens=self._max_tokens, temperature=0.0,
-                    timeout=budget_s, **extra)
+            async with asyncio.timeout(budget_s):
+                yield
         except (openai.APITimeoutError, TimeoutError):
             raise LLMUnavailable(f"the LLM at {self.base_url} did not answer within {budget_s:.1f} s") from None
         except openai.APIStatusError as e:
             raise LLMUnavailable(f"the LLM at {self.base_url} answered HTTP {e.status_code}") from None
         except (openai.APIError, httpx.HTTPError, json.JSONDecodeError, ValueError) as e:
             raise LLMUnavailable(f"the LLM at {self.base_url} failed ({type(e).__name__})") from None
-        choices = getattr(response, "choices", None) or []
-        text = (choices[0].message.content or "").strip() if choices and choices[0].message else ""
-        if not text:
+
+    def _reply(self, text: str, model: str | None) -> Reply:
+        if not text.strip():
             raise LLMUnavailable(f"the LLM at {self.base_url} returned no text")
-        return Reply(text, getattr(response, "model", None) or model or self.model)
+        return Reply(text.strip(), model or self.model)
 
 
 def in_user_turn(messages: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -41,3 +41,4 @@ class SearchQuery:
     output_schema: dict | None = None  # rich: a checked JSON Schema for `answer.json`
     system_prompt: str | None = None  # rich: before Wisp's own rules
     llm_model: str | None = None  # rich: another model on the same server
+    stream: bool = False  # answer with server-sent events (streaming.py)

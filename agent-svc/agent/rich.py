@@ -59,9 +59,12 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
 
 
 async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext) -> Reply | LLMUnavailable:
+    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.rich_remaining_s() - VERIFY_RESERVE_S, \
+        ctx.services.llm
     try:
-        return await ctx.services.llm.complete(messages(query.query, packed, query.system_prompt),
-                                               ctx.rich_remaining_s() - VERIFY_RESERVE_S, model=query.llm_model)
+        if ctx.on_text:
+            return await llm.stream(chat, budget, ctx.on_text, model=query.llm_model)
+        return await llm.complete(chat, budget, model=query.llm_model)
     except LLMUnavailable as e:
         return e
 

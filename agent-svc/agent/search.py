@@ -34,8 +34,10 @@ SEARCH_TYPES: dict[str, SearchType] = {"fast": _fast, "rich": rich}
 DEFAULT_RICH_MODE = "hybrid"  # a rich answer wants page passages; the service default is keyword for the SDKs
 
 
-async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutcome, SearchContext]:
-    """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings."""
+async def run_search(query: SearchQuery, services: Services, on_text: Callable[[str], None] | None = None
+                     ) -> tuple[SearchOutcome, SearchContext]:
+    """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings.
+    `on_text` gets a rich answer's text as the model writes it."""
     if not query.search_type:
         query = replace(query, search_type=services.settings.default_search_type)
     if not query.retrieval_mode:
@@ -43,7 +45,7 @@ async def run_search(query: SearchQuery, services: Services) -> tuple[SearchOutc
         query = replace(query, retrieval_mode=default)
     mode = _known(MODES, query.retrieval_mode, "retrieval_mode")
     search_type = _known(SEARCH_TYPES, query.search_type, "search_type")
-    ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000)
+    ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000, on_text=on_text)
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
             outcome = await mode(query, ctx)

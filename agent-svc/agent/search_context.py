@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agent.pages import Page
@@ -20,6 +21,7 @@ class SearchContext:
     deadline: float  # time.monotonic() by which the request's own `timeout` runs out
     timings: StageTimings = field(default_factory=StageTimings)
     started: float = field(default_factory=time.monotonic)
+    on_text: Callable[[str], None] | None = None  # `stream`: gets the answer's text as the model writes it
     pages: dict[str, Page] = field(default_factory=dict)  # by URL, so no page is fetched twice
 
     def remaining_s(self) -> float:

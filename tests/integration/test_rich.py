@@ -5,6 +5,7 @@ not wording."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +87,20 @@ def test_both_sdks_parse_rich_responses(rich_agents: dict[str, str]) -> None:
     assert results.web
     [js] = run_js(url, {"client": "v2", "query": ABSTAINING, "options": {"limit": 3}},)
     assert js["ok"] and js["result"]["web"]
+
+
+def test_streaming_sends_the_models_text_then_the_whole_response(rich_agents: dict[str, str]) -> None:
+    body = {"query": QUERY, "limit": 3, "search_type": "rich", "stream": True}
+    with httpx.stream("POST", rich_agents["rich"] + "/v2/search", json=body, timeout=180) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        lines = list(response.iter_lines())
+    names = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    assert names.count("answer.delta") >= 1 and names[-1] == "done" and names.count("done") == 1
+    done = json.loads(lines[lines.index("event: done") + 1].removeprefix("data: "))
+    assert done["success"] is True and done["data"]["web"] and "llm" in done["timings_ms"]
+
+
+def test_a_bad_streaming_request_is_a_plain_400(rich_agents: dict[str, str]) -> None:
+    response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=30,
+                          json={"query": QUERY, "stream": True, "output_schema": {"type": "objekt"}})
+    assert response.status_code == 400 and response.json()["success"] is False

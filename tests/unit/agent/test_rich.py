@@ -11,6 +11,7 @@ import pytest
 from agent.errors import BadRequest
 from agent.query import SearchQuery
 from agent.search import run_search
+from agent.streaming import search_events
 from agent.structured import checked_schema
 
 from .fake_searxng import FakeSearxng, FakeSemantic
@@ -36,9 +37,20 @@ class FakeLLM:
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(reply, int):
             return httpx.Response(reply, json={"error": {"message": "down"}})
+        if body.get("stream"):
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=_chunks(reply, body))
         return httpx.Response(200, json={
             "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})
+
+
+def _chunks(reply: str, body: dict) -> bytes:
+    """The reply as OpenAI's streamed chunks, a few words each."""
+    words = reply.split(" ")
+    pieces = [" ".join(words[i:i + 3]) + (" " if i + 3 < len(words) else "") for i in range(0, len(words), 3)]
+    chunks = [{"id": "x", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+               "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]} for piece in pieces]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
 
 
 def rich(llm: FakeLLM, semantic: FakeSemantic | None = None, **fields):
@@ -176,3 +188,36 @@ def test_a_stalled_llm_is_cut_before_the_requests_timeout_and_the_sources_come_b
     query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", timeout_ms=3000)
     outcome, _ = asyncio.run(run_search(query, services))
     assert outcome.answer is None and any("did not answer within" in w for w in outcome.warnings)
+
+
+def events(llm: FakeLLM, **fields) -> list[tuple[str, dict]]:
+    fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
+    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
+                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
+    query = SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
+                           "stream": True, **fields})
+
+    async def collect():
+        return [raw async for raw in search_events(query, services)]
+
+    parsed = []
+    for raw in asyncio.run(collect()):
+        name, data = raw.decode().strip().split("\n", 1)
+        parsed.append((name.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    return parsed
+
+
+def test_streaming_sends_the_text_as_it_is_written_then_the_whole_response() -> None:
+    reply = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."
+    got = events(FakeLLM(reply))
+    deltas = [data["text"] for name, data in got if name == "answer.delta"]
+    assert len(deltas) > 1 and "".join(deltas) == reply
+    name, done = got[-1]
+    assert name == "done" and done["success"] is True and done["answer"]["claims"][0]["supported"] is True
+    assert done["data"]["web"] and [n for n, _ in got].count("done") == 1
+
+
+def test_a_failure_after_the_stream_began_is_an_error_event_with_firecrawls_envelope() -> None:
+    got = events(FakeLLM("x"), retrieval_mode="vector")
+    assert got == [("error", {"success": False, "error": got[0][1]["error"], "status": 400})]
+    assert "unknown retrieval_mode 'vector'" in got[0][1]["error"]

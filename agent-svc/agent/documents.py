@@ -12,6 +12,7 @@ from typing import Any
 
 from agent.extract import Extracted, Extraction, Page
 from agent.outcome import SearchOutcome
+from agent.page_answers import KINDS, answer_pages
 from agent.pages import fetch_pages
 from agent.query import SearchQuery
 from agent.search_context import SearchContext
@@ -23,16 +24,19 @@ SUPPORTED = ("markdown", "html", "rawHtml", "links")
 async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     """The outcome with a Document for every result of a scraped source, when scrapeOptions asks for one."""
     formats = [f for f in query.scrape_formats if f in SUPPORTED]
-    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED))
+    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED) - set(KINDS))
     if unsupported:
         outcome = outcome.warned(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
-    if not formats:
+    if not formats and not query.page_asks:
         return outcome
     hits = {h.url: h for name, bucket in outcome.buckets.items() if source(name).scraped for h in bucket}
     pages = await fetch_pages(list(hits), ctx, Extraction(query.main_content_only, document=True),
                               deadline=ctx.pipeline_deadline())
     documents = {url: document(url, hits[url].title, hits[url].content, page, formats) for url, page in pages.items()}
-    return replace(outcome, documents=documents)
+    outcome = replace(outcome, documents=documents)
+    if query.page_asks:
+        outcome = await answer_pages(outcome, query.page_asks, ctx.services.settings.rich_context_chars, ctx)
+    return outcome
 
 
 def document(url: str, title: str, description: str, page: Page, formats: list[str]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, WispError
 from agent.outcome import SearchOutcome
+from agent.page_answers import KINDS, PageAsk
 from agent.query import SearchQuery, SourceRequest
 from agent.searxng_client import Hit
 from agent.sources import DEFAULT_SOURCE, source
@@ -82,6 +83,9 @@ class ScrapeOptions(_Lenient):
     def format_names(self) -> list[str]:
         return [str(f["type"]) for f in self.formats or []]
 
+    def page_asks(self) -> tuple[PageAsk, ...]:
+        return tuple(PageAsk.of(f) for f in self.formats or [] if f["type"] in KINDS)
+
 
 class _SearchRequestBase(_Lenient):
     query: StrictStr = Field(min_length=1)
@@ -109,6 +113,7 @@ class _SearchRequestBase(_Lenient):
             timeout_ms=self.timeout or 60_000,
             ignore_invalid_urls=bool(self.ignoreInvalidURLs),
             scrape_formats=self.scrapeOptions.format_names() if self.scrapeOptions else [],
+            page_asks=self.scrapeOptions.page_asks() if self.scrapeOptions else (),
             main_content_only=self.scrapeOptions.onlyMainContent is not False if self.scrapeOptions else True,
             **extra,
         )

@@ -10,10 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
-from agent.search_context import SearchContext
+
+if TYPE_CHECKING:  # the search context holds the pages
+    from agent.search_context import SearchContext
 
 
 async def fetch_pages(urls: list[str], ctx: SearchContext, how: Extraction, deadline: float | None = None

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from agent.sources import DEFAULT_SOURCE
+
+if TYPE_CHECKING:  # firecrawl.py makes them
+    from agent.page_answers import PageAsk
 
 
 @dataclass(frozen=True)
@@ -42,3 +46,4 @@ class SearchQuery:
     system_prompt: str | None = None  # rich: before Wisp's own rules
     llm_model: str | None = None  # rich: another model on the same server
     stream: bool = False  # answer with server-sent events (streaming.py)
+    page_asks: tuple[PageAsk, ...] = ()  # scrapeOptions.formats the LLM answers per page (page_answers.py)

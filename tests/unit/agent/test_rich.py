@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from agent.errors import BadRequest
+from agent.firecrawl import V2SearchRequest, parse_request
 from agent.query import SearchQuery
 from agent.search import run_search
 from agent.streaming import search_events
@@ -221,3 +222,38 @@ def test_a_failure_after_the_stream_began_is_an_error_event_with_firecrawls_enve
     got = events(FakeLLM("x"), retrieval_mode="vector")
     assert got == [("error", {"success": False, "error": got[0][1]["error"], "status": 400})]
     assert "unknown retrieval_mode 'vector'" in got[0][1]["error"]
+
+
+def scraped(llm: FakeLLM, formats: list) -> tuple:
+    fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
+    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
+                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
+    request = {"query": "sqlite wal", "limit": 2, "scrapeOptions": {"formats": formats}}
+    query = parse_request(json.dumps(request).encode(), V2SearchRequest)
+    outcome, _ = asyncio.run(run_search(query, services))
+    return outcome
+
+
+def test_page_formats_summary_json_and_question_through_the_llm() -> None:
+    llm = FakeLLM('{"pages": 1000}')
+    outcome = scraped(llm, ["summary", {"type": "json", "schema": SCHEMA}, {"type": "question", "question": "When?"}])
+    document = outcome.documents[URL(0)]
+    assert document["summary"] == '{"pages": 1000}' and document["json"] == {"pages": 1000}
+    assert document["answer"] == '{"pages": 1000}' and "markdown" not in document  # only what was asked
+    assert len(llm.requests) == 3 * len(outcome.documents)
+    assert any("When?" in r["messages"][-1]["content"] for r in llm.requests)
+
+
+def test_a_page_format_the_llm_fails_leaves_its_key_out_with_a_warning() -> None:
+    outcome = scraped(FakeLLM(503), ["markdown", "summary"])
+    document = outcome.documents[URL(0)]
+    assert document["markdown"] and "summary" not in document
+    assert any("page formats failed" in w and "summary" in w for w in outcome.warnings)
+
+
+@pytest.mark.parametrize(("item", "problem"), [({"type": "question"}, "needs `question`"),
+                                               ({"type": "json"}, "needs a `schema` or a `prompt`"),
+                                               ({"type": "json", "schema": {"type": "objekt"}}, "not a valid")])
+def test_a_bad_page_format_is_a_400(item, problem) -> None:
+    with pytest.raises(BadRequest, match=problem):
+        parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": [item]}}).encode(), V2SearchRequest)

@@ -50,9 +50,9 @@ def test_searxng_is_told_the_time_left() -> None:
 
 
 def test_unsupported_formats_are_reported() -> None:
-    outcome, _ = run(FakeSearxng(), scrape_formats=["summary", "json"])
-    assert outcome.warnings == ("scrapeOptions.formats ['json', 'summary'] are not supported yet and were skipped",)
-
+    outcome, _ = run(FakeSearxng(), scrape_formats=["screenshot", "branding"])
+    assert outcome.warnings == ("scrapeOptions.formats ['branding', 'screenshot'] are not supported yet and were "
+                                "skipped",)
 
 
 def test_the_default_search_type_is_checked_against_the_registry() -> None:

@@ -104,3 +104,15 @@ def test_a_bad_streaming_request_is_a_plain_400(rich_agents: dict[str, str]) -> 
     response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=30,
                           json={"query": QUERY, "stream": True, "output_schema": {"type": "objekt"}})
     assert response.status_code == 400 and response.json()["success"] is False
+
+
+def test_a_json_page_format_through_the_real_llm(rich_agents: dict[str, str]) -> None:
+    response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=180, json={
+        "query": QUERY, "limit": 1, "scrapeOptions": {"formats": [{"type": "json", "schema": SCHEMA}]}})
+    body = response.json()
+    (item,) = body["data"]["web"]
+    if "json" in item:
+        jsonschema.validate(item["json"], SCHEMA)
+    else:
+        assert "page formats failed" in body["warning"]
+    assert item["metadata"]["statusCode"] == 200

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.evidence import Passage
-from agent.pack import context_text
+from agent.pack import context_text, headers
 
 NO_ANSWER = "NO_ANSWER"
 RULES = f"""Answer the question using only the numbered sources.
@@ -56,19 +56,20 @@ def sources_of(packed: Sequence[Passage]) -> tuple[Source, ...]:
                  for n, (url, passages) in enumerate(by_url.items(), 1))
 
 
-def messages(question: str, packed: Sequence[Passage], system_prompt: str | None) -> list[dict[str, str]]:
-    """The chat: the caller's system prompt verbatim, then Wisp's rules (which it cannot switch off)."""
-    system = f"{system_prompt}\n\n{RULES}" if system_prompt else RULES
+def messages(question: str, packed: Sequence[Passage], system_prompt: str | None, rules: str = RULES,
+             after: str = "") -> list[dict[str, str]]:
+    """The chat: the caller's system prompt verbatim, then Wisp's `rules` (which it cannot switch off), then
+    the numbered sources and the question (and `after` it)."""
+    system = f"{system_prompt}\n\n{rules}" if system_prompt else rules
     return [{"role": "system", "content": system},
-            {"role": "user", "content": f"Sources:\n\n{context_text(list(packed))}\n\nQuestion: {question}"}]
+            {"role": "user", "content": f"Sources:\n\n{context_text(list(packed))}\n\nQuestion: {question}{after}"}]
 
 
 def without_prompt(reply: str, question: str, packed: Sequence[Passage]) -> str:
     """The reply without the lines it copied from its instructions: Wisp's rules, the `Sources:` label, the
     sources' header lines and the question (a small base model writes its prompt back). Sentences it copied
     from the sources stay: they cite them, and the claim check judges them like any other."""
-    headers = {block.split("\n", 1)[0].strip() for block in context_text(list(packed)).split("\n\n")}
-    copied = {line.strip() for line in RULES.splitlines()} | headers | {f"Question: {question}"}
+    copied = {line.strip() for line in RULES.splitlines()} | set(headers(list(packed))) | {f"Question: {question}"}
     lines = (re.sub(r"^\s*Sources:\s*", "", line) for line in reply.splitlines())
     return "\n".join(line for line in lines if line.strip() and line.strip() not in copied).strip()
 

@@ -17,7 +17,7 @@ from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
 from agent.llm_client import LLMClient
-from agent.search import run_search
+from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.services import Services
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def search_v2(request: Request) -> Response:
         query = parse_request(await request.body(), V2SearchRequest)
         if query.stream:
+            query = prepared(query, request.app.state.services.settings)
             return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
         outcome, ctx = await run_search(query, request.app.state.services)
         return JSONResponse(v2_response(outcome, query, ctx.timings))

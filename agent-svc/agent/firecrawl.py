@@ -84,7 +84,10 @@ class ScrapeOptions(_Lenient):
         return [str(f["type"]) for f in self.formats or []]
 
     def page_asks(self) -> tuple[PageAsk, ...]:
-        return tuple(PageAsk.of(f) for f in self.formats or [] if f["type"] in KINDS)
+        asks = tuple(PageAsk.of(f) for f in self.formats or [] if f["type"] in KINDS)
+        if len({a.kind for a in asks}) < len(asks):
+            raise BadRequest("scrapeOptions.formats names summary, json and question at most once each")
+        return asks
 
 
 class _SearchRequestBase(_Lenient):

@@ -79,7 +79,8 @@ class LLMClient:
             raise LLMUnavailable(f"the LLM at {self.base_url} did not answer within {budget_s:.1f} s") from None
         except openai.APIStatusError as e:
             raise LLMUnavailable(f"the LLM at {self.base_url} answered HTTP {e.status_code}") from None
-        except (openai.APIError, httpx.HTTPError, json.JSONDecodeError, ValueError) as e:
+        except (openai.OpenAIError, httpx.HTTPError, json.JSONDecodeError, ValueError, AttributeError, TypeError) as e:
+            # the last two: a server whose replies do not have the shape of OpenAI's
             raise LLMUnavailable(f"the LLM at {self.base_url} failed ({type(e).__name__})") from None
 
     def _reply(self, text: str, model: str | None) -> Reply:

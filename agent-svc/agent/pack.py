@@ -23,10 +23,15 @@ def pack(passages: list[Passage], budget_chars: int, per_url: int) -> list[Passa
 
 def context_text(packed: list[Passage]) -> str:
     """The packed passages as one string, each page numbered once ([1], [2], …) for citing."""
+    return "\n\n".join(f"{header}\n{passage.text}" for header, passage in zip(headers(packed), packed, strict=True))
+
+
+def headers(packed: list[Passage]) -> list[str]:
+    """Each packed passage's header line: its page's number, title, heading and URL."""
     numbers: dict[str, int] = {}
-    blocks = []
+    lines = []
     for passage in packed:
         number = numbers.setdefault(passage.url, len(numbers) + 1)
         heading = f" › {passage.heading}" if passage.heading and passage.heading != passage.title else ""
-        blocks.append(f"[{number}] {passage.title}{heading} ({passage.url})\n{passage.text}")
-    return "\n\n".join(blocks)
+        lines.append(f"[{number}] {passage.title}{heading} ({passage.url})")
+    return lines

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # the search context imports the pages
     from agent.search_context import SearchContext
 
 KINDS = {"summary": "summary", "json": "json", "question": "answer"}  # format → the Document's key
-MAX_QUESTION_CHARS = 2000
+MAX_PROMPT_CHARS = 2000
+AT_ONCE = 4  # asks sent to the LLM server together (it queues the rest anyway)
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,14 @@ class PageAsk:
             return PageAsk("summary")
         if kind == "question":
             question = item.get("question")
-            if not isinstance(question, str) or not question.strip() or len(question) > MAX_QUESTION_CHARS:
-                raise BadRequest(f"a question format needs `question`, a string of 1–{MAX_QUESTION_CHARS} characters")
+            if not isinstance(question, str) or not question.strip() or len(question) > MAX_PROMPT_CHARS:
+                raise BadRequest(f"a question format needs `question`, a string of 1–{MAX_PROMPT_CHARS} characters")
             return PageAsk("question", prompt=question)
         schema, prompt = item.get("schema"), item.get("prompt")
         if schema is None and not isinstance(prompt, str):
             raise BadRequest("a json format needs a `schema` or a `prompt`")
+        if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
+            raise BadRequest(f"a json format's `prompt` is longer than {MAX_PROMPT_CHARS} characters")
         return PageAsk("json", checked_schema(schema) if schema is not None else None,
                        prompt if isinstance(prompt, str) else None)
 
@@ -53,7 +56,13 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
     pages = {url: page.extracted.markdown for url in outcome.documents
              if (page := ctx.pages.get(url)) is not None and page.extracted is not None}
     jobs = [(url, ask) for url in pages for ask in asks]
-    results = await asyncio.gather(*(_ask(ask, url, pages[url][:page_chars], ctx) for url, ask in jobs))
+    at_once = asyncio.Semaphore(AT_ONCE)
+
+    async def bounded(ask: PageAsk, url: str) -> tuple[Any, str | None]:
+        async with at_once:
+            return await _ask(ask, url, pages[url][:page_chars], ctx)
+
+    results = await asyncio.gather(*(bounded(ask, url) for url, ask in jobs))
     documents = {url: dict(doc) for url, doc in outcome.documents.items()}
     failures = []
     for (url, ask), (value, problem) in zip(jobs, results, strict=True):
@@ -66,15 +75,16 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
 
 
 async def _ask(ask: PageAsk, url: str, text: str, ctx: SearchContext) -> tuple[Any, str | None]:
-    llm, budget = ctx.services.llm, ctx.rich_remaining_s()
+    llm, remaining = ctx.services.llm, ctx.llm_remaining_s
     if ask.kind == "json":
         page = [Passage(url, "", Chunk(0, text, ""))]
         schema = ask.schema or {"type": "object"}
-        return await structured(ask.prompt or "Extract the page's data.", page, schema, None, llm, budget)
+        return await structured(ask.prompt or "Extract the page's data.", page, schema, None, llm, remaining)
     instruction = ("Summarize this page in at most three sentences." if ask.kind == "summary"
                    else f"Answer from this page only, in at most three sentences: {ask.prompt}")
     try:
-        reply = await llm.complete([{"role": "user", "content": f"{instruction}\n\nPage ({url}):\n{text}"}], budget)
+        reply = await llm.complete([{"role": "user", "content": f"{instruction}\n\nPage ({url}):\n{text}"}],
+                                   remaining())
     except LLMUnavailable as e:
         return None, str(e)
     return reply.text, None

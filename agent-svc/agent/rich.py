@@ -21,19 +21,20 @@ from agent.errors import Degraded
 from agent.evidence import Passage, snippet_chunk
 from agent.llm_client import LLMUnavailable, Reply
 from agent.outcome import SearchOutcome
-from agent.pack import pack
+from agent.pack import context_text, pack
 from agent.query import SearchQuery
 from agent.search_context import SearchContext
 from agent.sources import source
 from agent.structured import structured
 
 SNIPPET_SOURCES = 8  # modes without passages (keyword) answer from this many snippets
-VERIFY_RESERVE_S = 1.5  # kept from the LLM for the claim check (0.5–1.2 s measured on the offline stack)
 
 
 async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     settings = ctx.services.settings
     packed = pack(list(outcome.packed) or _snippets(outcome), settings.rich_context_chars, settings.pack_per_url)
+    # the context returned is what the model read, so that its [n] are the answer's
+    outcome = replace(outcome, context=context_text(packed), packed=tuple(packed))
     sources = sources_of(packed)
     if not sources or await _below_floor(query.query, packed, settings.rich_abstain_below, ctx):
         return replace(outcome, answer=_answer(Draft("", (), abstained=True), (), sources, None,
@@ -49,6 +50,9 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
         return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) wrote back its prompt "
                               "instead of an answer: the sources come without an answer", json_warning)
     answer = draft(written, sources)
+    if not answer.abstained and not answer.text:
+        return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) cited only sources that do "
+                              "not exist: the sources come without an answer", json_warning)
     with ctx.timings.stage("verify"):
         started = time.perf_counter()
         verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx)
@@ -59,7 +63,7 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
 
 
 async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext) -> Reply | LLMUnavailable:
-    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.rich_remaining_s() - VERIFY_RESERVE_S, \
+    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.llm_remaining_s(), \
         ctx.services.llm
     try:
         if ctx.on_text:
@@ -73,7 +77,7 @@ async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContex
     if query.output_schema is None:
         return None, None
     return await structured(query.query, packed, query.output_schema, query.system_prompt, ctx.services.llm,
-                            ctx.rich_remaining_s() - VERIFY_RESERVE_S, query.llm_model)
+                            ctx.llm_remaining_s, query.llm_model)
 
 
 async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
 
+from agent.config import Settings
 from agent.documents import attach_documents
 from agent.errors import BadRequest, SearchTimeout
 from agent.modes import MODES
@@ -38,13 +39,8 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
                      ) -> tuple[SearchOutcome, SearchContext]:
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings.
     `on_text` gets a rich answer's text as the model writes it."""
-    if not query.search_type:
-        query = replace(query, search_type=services.settings.default_search_type)
-    if not query.retrieval_mode:
-        default = DEFAULT_RICH_MODE if query.search_type == "rich" else services.settings.default_retrieval_mode
-        query = replace(query, retrieval_mode=default)
-    mode = _known(MODES, query.retrieval_mode, "retrieval_mode")
-    search_type = _known(SEARCH_TYPES, query.search_type, "search_type")
+    query = prepared(query, services.settings)
+    mode, search_type = MODES[query.retrieval_mode], SEARCH_TYPES[query.search_type]
     ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000, on_text=on_text)
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
@@ -54,6 +50,19 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
     return outcome, ctx
+
+
+def prepared(query: SearchQuery, settings: Settings) -> SearchQuery:
+    """The query with the service's defaults filled in; a 400 for a mode or search type no registry holds
+    (checked before a streamed answer starts, so that it is a plain 400)."""
+    if not query.search_type:
+        query = replace(query, search_type=settings.default_search_type)
+    if not query.retrieval_mode:
+        default = DEFAULT_RICH_MODE if query.search_type == "rich" else settings.default_retrieval_mode
+        query = replace(query, retrieval_mode=default)
+    _known(MODES, query.retrieval_mode, "retrieval_mode")
+    _known(SEARCH_TYPES, query.search_type, "search_type")
+    return query
 
 
 def _known(registry: dict[str, T], name: str, field: str) -> T:

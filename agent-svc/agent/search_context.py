@@ -13,6 +13,7 @@ from agent.timings import StageTimings
 # a stage bounded by the request's own timeout stops this early, so the search answers (degraded) instead of
 # the timeout's 408 taking its work
 RESPONSE_RESERVE_S = 0.25
+VERIFY_RESERVE_S = 1.5  # kept from the LLM for a rich answer's claim check (0.5–1.2 s measured)
 
 
 @dataclass
@@ -39,6 +40,10 @@ class SearchContext:
         from the start (a CPU model reads a long context slowly; the ranking deadline would cut every answer)."""
         until = min(self.deadline - RESPONSE_RESERVE_S, self.started + self.services.settings.rich_deadline_s)
         return max(until - time.monotonic(), 0.0)
+
+    def llm_remaining_s(self) -> float:
+        """Time left for one LLM call: the rich answer's, less what the claim check needs after it."""
+        return self.rich_remaining_s() - VERIFY_RESERVE_S
 
     def fetch_deadline(self) -> float:
         """When fetching must stop, leaving the ranking reserve (seed 001: 1.5 s) before the deadline."""

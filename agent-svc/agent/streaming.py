@@ -38,11 +38,12 @@ async def search_events(query: SearchQuery, services: Services) -> AsyncIterator
 async def _next_text(texts: asyncio.Queue[str], search: asyncio.Task) -> str | None:
     """The next piece of text, or None once the search is over."""
     getting = asyncio.ensure_future(texts.get())
-    done, _ = await asyncio.wait({getting, search}, return_when=asyncio.FIRST_COMPLETED)
-    if getting in done:
-        return getting.result()
-    getting.cancel()
-    return None
+    try:
+        done, _ = await asyncio.wait({getting, search}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getting.done():
+            getting.cancel()
+    return getting.result() if getting in done else None
 
 
 def event(name: str, data: dict[str, Any]) -> bytes:

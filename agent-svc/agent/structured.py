@@ -5,15 +5,15 @@ and one repair attempt shows the model its error."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jsonschema
 
+from agent.answer import messages
 from agent.errors import BadRequest
 from agent.evidence import Passage
 from agent.llm_client import LLMClient, LLMUnavailable
-from agent.pack import context_text
 
 MAX_SCHEMA_CHARS = 20_000
 MAX_SCHEMA_DEPTH = 16
@@ -31,20 +31,21 @@ def checked_schema(schema: Any) -> dict[str, Any]:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as e:
         raise BadRequest(f"output_schema is not a valid JSON Schema: {e.message}") from None
+    except Exception as e:  # jsonschema on a hostile schema (`"$schema": []`): a bad schema all the same
+        raise BadRequest(f"output_schema is not a valid JSON Schema ({type(e).__name__})") from None
     return schema
 
 
 async def structured(question: str, packed: Sequence[Passage], schema: dict[str, Any], system_prompt: str | None,
-                     llm: LLMClient, budget_s: float, model: str | None = None) -> tuple[Any, str | None]:
+                     llm: LLMClient, remaining_s: Callable[[], float], model: str | None = None
+                     ) -> tuple[Any, str | None]:
     """(the JSON, None), or (None, why) when the model is unavailable or its output never validates."""
-    system = "Reply with JSON only, filled in from the numbered sources."
-    chat = [{"role": "system", "content": f"{system_prompt}\n\n{system}" if system_prompt else system},
-            {"role": "user", "content": f"Sources:\n\n{context_text(list(packed))}\n\nQuestion: {question}\n\n"
-                                        f"JSON Schema of the reply: {json.dumps(schema)}"}]
+    chat = messages(question, packed, system_prompt, rules="Reply with JSON only, filled in from the numbered "
+                    "sources.", after=f"\n\nJSON Schema of the reply: {json.dumps(schema)}")
     problem = "no reply"
-    for _ in range(2):  # the answer, then one repair
+    for _ in range(2):  # the answer, then one repair, each within what is left then
         try:
-            reply = await llm.complete(chat, budget_s, schema=schema, model=model)
+            reply = await llm.complete(chat, remaining_s(), schema=schema, model=model)
         except LLMUnavailable as e:
             return None, f"output_schema: {e}"
         value, problem = _validated(reply.text, schema)
@@ -64,6 +65,8 @@ def _validated(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError as e:
         return None, e.message[:300]
+    except Exception as e:  # an unresolvable $ref, found only when validating
+        return None, f"the schema cannot be applied ({type(e).__name__})"
     return value, None
 
 

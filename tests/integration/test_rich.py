@@ -6,6 +6,7 @@ not wording."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,9 +54,10 @@ def test_an_answer_whose_citations_resolve_and_whose_claims_have_verdicts(answer
     assert set(answer) == {"text", "citations", "claims", "abstained", "json", "model", "timings_ms"}
     assert answer["abstained"] is False and answer["text"]
     assert all(c["url"] in returned and c["number"] >= 1 for c in answer["citations"])
-    cited = {c["number"] for c in answer["citations"]}
+    numbered = {int(n) for n in re.findall(r"^\[(\d+)\] ", answered["context"], re.MULTILINE)}  # what it read
+    assert {c["number"] for c in answer["citations"]} <= numbered
     for claim in answer["claims"]:
-        assert claim["text"] and isinstance(claim["supported"], bool) and set(claim["citations"]) <= cited
+        assert claim["text"] and isinstance(claim["supported"], bool) and set(claim["citations"]) <= numbered
         assert (claim["score"] is None) == (not claim["citations"])
     assert answer["timings_ms"]["llm"] > 0 and {"llm", "verify"} <= set(answered["timings_ms"])
 
@@ -100,9 +102,9 @@ def test_streaming_sends_the_models_text_then_the_whole_response(rich_agents: di
     assert done["success"] is True and done["data"]["web"] and "llm" in done["timings_ms"]
 
 
-def test_a_bad_streaming_request_is_a_plain_400(rich_agents: dict[str, str]) -> None:
-    response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=30,
-                          json={"query": QUERY, "stream": True, "output_schema": {"type": "objekt"}})
+@pytest.mark.parametrize("bad", [{"output_schema": {"type": "objekt"}}, {"retrieval_mode": "vector"}])
+def test_a_bad_streaming_request_is_a_plain_400(rich_agents: dict[str, str], bad: dict) -> None:
+    response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=30, json={"query": QUERY, "stream": True, **bad})
     assert response.status_code == 400 and response.json()["success"] is False
 
 

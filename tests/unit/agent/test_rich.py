@@ -146,6 +146,8 @@ def test_json_that_never_validates_is_null_with_a_warning() -> None:
     ({"type": "objekt"}, "not a valid JSON Schema"),
     ([1, 2], "must be a JSON Schema object"),
     ({"properties": {"a" * 10: {"description": "x" * 30_000}}}, "larger than"),
+    ({"$schema": []}, "not a valid JSON Schema"),
+    (json.loads('{"items": ' * 20 + "{}" + "}" * 20), "nests deeper than 16"),
 ])
 def test_a_bad_schema_is_a_400_naming_the_problem(schema, problem) -> None:
     with pytest.raises(BadRequest, match=problem):
@@ -219,9 +221,9 @@ def test_streaming_sends_the_text_as_it_is_written_then_the_whole_response() -> 
 
 
 def test_a_failure_after_the_stream_began_is_an_error_event_with_firecrawls_envelope() -> None:
-    got = events(FakeLLM("x"), retrieval_mode="vector")
-    assert got == [("error", {"success": False, "error": got[0][1]["error"], "status": 400})]
-    assert "unknown retrieval_mode 'vector'" in got[0][1]["error"]
+    got = events(FakeLLM("x"), timeout_ms=1)
+    assert [name for name, _ in got] == ["error"] and got[0][1]["success"] is False and got[0][1]["status"] == 408
+    assert "did not finish within the request's timeout of 1 ms" in got[0][1]["error"]
 
 
 def scraped(llm: FakeLLM, formats: list) -> tuple:
@@ -257,3 +259,17 @@ def test_a_page_format_the_llm_fails_leaves_its_key_out_with_a_warning() -> None
 def test_a_bad_page_format_is_a_400(item, problem) -> None:
     with pytest.raises(BadRequest, match=problem):
         parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": [item]}}).encode(), V2SearchRequest)
+
+
+def test_a_schema_whose_ref_cannot_be_resolved_gives_null_json_not_an_error() -> None:
+    outcome = rich(FakeLLM('{"pages": 1}'), output_schema={"$ref": "#/nowhere"})
+    assert outcome.answer["json"] is None and any("cannot be applied" in w for w in outcome.warnings)
+
+
+@pytest.mark.parametrize(("formats", "problem"), [
+    (["summary", "summary"], "at most once each"),
+    ([{"type": "json", "prompt": "x" * 2001}], "longer than 2000"),
+])
+def test_page_formats_have_limits(formats, problem) -> None:
+    with pytest.raises(BadRequest, match=problem):
+        parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": formats}}).encode(), V2SearchRequest)

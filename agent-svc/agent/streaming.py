@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +16,8 @@ from agent.firecrawl import error_body, v2_response
 from agent.query import SearchQuery
 from agent.search import run_search
 from agent.services import Services
+
+log = logging.getLogger("agent")
 
 
 async def search_events(query: SearchQuery, services: Services) -> AsyncIterator[bytes]:
@@ -29,6 +32,11 @@ async def search_events(query: SearchQuery, services: Services) -> AsyncIterator
             outcome, ctx = search.result()
         except WispError as e:
             yield event("error", {**error_body(e), "status": e.status})
+            return
+        except Exception as e:  # as api.py's handler of the unexpected: logged, and an envelope, not a trace
+            log.exception("unhandled error in a streamed search")
+            failure = WispError(f"Internal server error ({type(e).__name__}); the details are in agent-svc's log")
+            yield event("error", {**error_body(failure), "status": 500})
             return
         yield event("done", v2_response(outcome, query, ctx.timings))
     finally:

@@ -273,3 +273,15 @@ def test_a_schema_whose_ref_cannot_be_resolved_gives_null_json_not_an_error() ->
 def test_page_formats_have_limits(formats, problem) -> None:
     with pytest.raises(BadRequest, match=problem):
         parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": formats}}).encode(), V2SearchRequest)
+
+
+def test_an_unexpected_failure_in_a_stream_is_an_error_event_not_a_broken_stream(monkeypatch) -> None:
+    import agent.streaming
+
+    async def broken(*args, **kwargs):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(agent.streaming, "run_search", broken)
+    got = events(FakeLLM("x"))
+    assert [name for name, _ in got] == ["error"] and got[0][1]["status"] == 500
+    assert "KeyError" in got[0][1]["error"]

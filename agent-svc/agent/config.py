@@ -104,18 +104,14 @@ class Settings(BaseSettings):
     def _known_mode(cls, name: str) -> str:
         from agent.modes import MODES  # the registry imports the pipeline, which reads these settings
 
-        if name not in MODES:
-            raise ValueError(f"DEFAULT_RETRIEVAL_MODE {name!r} is not a retrieval mode; available: {', '.join(MODES)}")
-        return name
+        return _registered(name, MODES, "DEFAULT_RETRIEVAL_MODE", "a retrieval mode")
 
     @field_validator("default_search_type")
     @classmethod
     def _known_search_type(cls, name: str) -> str:
         from agent.search import SEARCH_TYPES  # the registry imports the search types, which read these settings
 
-        if name not in SEARCH_TYPES:
-            raise ValueError(f"DEFAULT_SEARCH_TYPE {name!r} is not a search type; available: {', '.join(SEARCH_TYPES)}")
-        return name
+        return _registered(name, SEARCH_TYPES, "DEFAULT_SEARCH_TYPE", "a search type")
 
     @field_validator("semantic_fusion", "hybrid_fusion")
     @classmethod
@@ -130,6 +126,12 @@ class Settings(BaseSettings):
         if unknown := sorted(set(weights) - set(FEATURES)):
             raise ValueError(f"no page feature {unknown}; available: {', '.join(FEATURES)}")
         return weights
+
+
+def _registered(name: str, registry: dict, setting: str, what: str) -> str:
+    if name not in registry:
+        raise ValueError(f"{setting} {name!r} is not {what}; available: {', '.join(registry)}")
+    return name
 
 
 @lru_cache

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,9 +39,7 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
         return replace(outcome, answer=_answer(Draft("", (), abstained=True), (), sources, None,
                                                query.llm_model or settings.llm_model, {"llm": 0.0, "verify": 0.0}))
     with ctx.timings.stage("llm"):
-        started = time.perf_counter()
         reply, (value, json_warning) = await asyncio.gather(_reply(query, packed, ctx), _json(query, packed, ctx))
-        llm_ms = (time.perf_counter() - started) * 1000
     if isinstance(reply, LLMUnavailable):
         return outcome.warned(f"{reply}: the sources come without an answer", json_warning)
     written = without_prompt(reply.text, query.query, packed)
@@ -54,11 +51,9 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
         return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) cited only sources that do "
                               "not exist: the sources come without an answer", json_warning)
     with ctx.timings.stage("verify"):
-        started = time.perf_counter()
         verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx)
-        verify_ms = (time.perf_counter() - started) * 1000
-    body = _answer(answer, verdicts, sources, value, reply.model, {"llm": round(llm_ms, 1),
-                                                                    "verify": round(verify_ms, 1)})
+    stages = ctx.timings.as_dict()
+    body = _answer(answer, verdicts, sources, value, reply.model, {"llm": stages["llm"], "verify": stages["verify"]})
     return replace(outcome.warned(json_warning, verify_warning), answer=body)
 
 

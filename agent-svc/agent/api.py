@@ -11,7 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agent import index_routes
 from agent.config import Settings, get_settings
+from agent.crawl import routes as crawl_routes
+from agent.crawl.jobs import JobStore
+from agent.crawl.manager import Crawls
 from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
@@ -50,14 +54,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             pool = WorkerPool(settings.extract_workers)
             for _ in range(settings.extract_workers):
                 pool.submit(warm_up)
-            app.state.services = Services(
-                settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s),
+            app.state.services = services = Services(
+                settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
+                                         settings.index_collection),
                 Fetcher(fetch_http, policy), pool,
                 LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
                           settings.llm_system_role))
+            store = JobStore(settings.crawl_db)
+            app.state.crawls = crawls = Crawls(services, store)
+            await crawls.resume()
             try:
                 yield
             finally:
+                await crawls.stop()
+                store.close()
                 pool.shutdown()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
@@ -76,6 +86,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         query = parse_request(await request.body(), V1SearchRequest)
         outcome, _ = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
+
+    app.include_router(crawl_routes.router)
+    app.include_router(index_routes.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -7,12 +7,14 @@ from functools import lru_cache
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent.crawl.scope import DEFAULT_JUNK_PATHS
 from agent.features import FEATURES
 from agent.fusion import FUSIONS
 
 # `wisp_eval fit` on the 56 answerable dev queries (offline reranker): every fold chose these for hybrid mode,
 # held-out nDCG@5 0.658 against rrf's 0.637; semantic mode's folds disagreed, and these hold for it too
 FITTED_WEIGHTS = {"score": 1.0, "prior": 0.5}
+VECTOR_FLOOR = 0.3  # placeholder until calibrated
 
 
 class Settings(BaseSettings):
@@ -73,9 +75,6 @@ class Settings(BaseSettings):
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size, in characters")
     recency_weight: float = Field(0.5, ge=0, description="For time-sensitive queries: share of the margin a fresh "
                                   "page gains")
-    llm_base_url: str = Field("http://127.0.0.1:8091/v1", description="OpenAI-compatible LLM endpoint")
-    llm_model: str = Field("default", description="Model name sent to the LLM endpoint")
-    llm_api_key: str = Field("", description="API key for the LLM endpoint (empty for a local server)")
     fetch_allow_hosts: str = Field(
         "", description="Comma-separated hosts or CIDRs that page fetching may reach despite the SSRF guard"
     )
@@ -97,6 +96,36 @@ class Settings(BaseSettings):
         "to the question")
     support_floor: float = Field(0.55, ge=-1, le=1, description="A claim is supported when a window of the "
                                  "passages it cites reaches this cosine to it")
+    index_collection: str = Field("", max_length=200, description="Qdrant collection of the vector index (empty: "
+                                  "semantic-svc's QDRANT_COLLECTION)")
+    vector_floor: float = Field(
+        VECTOR_FLOOR, ge=-1, le=1, description="vector modes: an indexed chunk below this cosine to the query is not "
+        "a result (calibrated for the offline embedder; recalibrate for another)")
+    hybrid_vector_index_weight: float = Field(
+        1.0, ge=0, description="hybrid_vector: the index's weight against SearXNG's (1.0) in rank fusion")
+    index_organic: bool = Field(
+        False, description="Also index the pages the ranked modes fetch (seed 001 kept it off: it leaks the queries "
+        "an evaluation asks into the index that answers them)")
+    crawl_db: str = Field("./wisp-data/crawls.sqlite", description="SQLite file of the crawl jobs and frontiers")
+    crawl_max_pages: int = Field(10_000, ge=1, le=1_000_000, description="Most pages of one crawl (Firecrawl's "
+                                 "default limit)")
+    crawl_concurrency: int = Field(8, ge=1, le=64, description="Pages one crawl fetches at once (maxConcurrency "
+                                   "may ask for fewer)")
+    crawl_host_concurrency: int = Field(2, ge=1, le=32, description="Requests to one host at once, when no delay "
+                                        "applies")
+    crawl_host_delay_s: float = Field(0.0, ge=0, le=60, description="Pause between requests to one host (the "
+                                      "crawl's delay and robots.txt's Crawl-delay may ask for more)")
+    crawl_page_timeout_s: float = Field(15.0, gt=0, le=300, description="Longest fetch, and longest extraction, of "
+                                        "one crawled page")
+    crawl_index_timeout_s: float = Field(60.0, gt=0, description="Longest wait for semantic-svc to index one "
+                                         "crawled page (a long page is many chunks)")
+    crawl_index_concurrency: int = Field(2, ge=1, le=16, description="Pages being indexed at once, all crawls "
+                                         "together: interactive searches share semantic-svc's model")
+    crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait")
+    crawl_ttl_s: float = Field(86_400.0, gt=0, description="How long a crawl's status and documents are kept "
+                               "(the index keeps its pages)")
+    crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
+                                  "not follow (empty: none); includePaths overrides it")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

@@ -24,6 +24,9 @@ class Passage:
     def text(self) -> str:
         return self.chunk.text
 
+    def as_json(self) -> dict[str, str | float]:
+        return {"heading": self.heading, "text": self.text, "score": round(self.score, 4)}
+
     @property
     def scored_text(self) -> str:
         """What a model scores: the chunk with its heading."""

@@ -155,7 +155,7 @@ def _from_html(url: str, page: str, main_only: bool, document: bool) -> Extracte
         description=(metadata.description if metadata else "") or "",
         published=parse_iso(metadata.date if metadata else None),
         language=(metadata.language if metadata else None) or _html_lang(page),
-        raw_html=page if document else "", html=cleaned, links=links if document else [],
+        raw_html=page if document else "", html=cleaned, links=links,
     )
 
 

@@ -51,22 +51,22 @@ class Fetcher:
     def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy) -> None:
         self._http, self._policy = http, policy
 
-    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
         """Fetch `url` unless `deadline` (time.monotonic()) comes first; never raises. Cancelling the caller
-        cancels the download, so none outlives its request."""
+        cancels the download, so none outlives its request. `types`: content types accepted besides pages."""
         try:
             async with asyncio.timeout_at(deadline):  # asyncio's clock is time.monotonic()
-                return await self.fetch(url)
+                return await self.fetch(url, types)
         except TimeoutError:
             return Fetched(url, url, error="still loading at the deadline")
 
-    async def fetch(self, url: str) -> Fetched:
+    async def fetch(self, url: str, types: tuple[str, ...] = ()) -> Fetched:
         """Never raises: whatever goes wrong with one page is that page's error."""
         current = url
         try:
             for _ in range(self._policy.max_redirects + 1):
                 address = await check_url(current, self._policy.allow)
-                outcome = await self._get(current, address)
+                outcome = await self._get(current, address, types)
                 if isinstance(outcome, Fetched):
                     outcome.url, outcome.final_url = url, current
                     return outcome
@@ -79,7 +79,7 @@ class Fetcher:
         except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
             return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
 
-    async def _get(self, url: str, address: IPAddress) -> Fetched | str:
+    async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
         """The page, or the Location of a redirect."""
         parts = urlsplit(url)
         host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
@@ -94,7 +94,7 @@ class Fetcher:
             fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
             if response.status_code >= 400:
                 fetched.error = f"HTTP {response.status_code}"
-            elif content_type and not content_type.startswith(TEXT_TYPES) and content_type != PDF_TYPE:
+            elif content_type and not content_type.startswith(TEXT_TYPES + types) and content_type != PDF_TYPE:
                 fetched.error = f"unsupported content type {content_type}"
             else:
                 fetched.body = await self._read_capped(response)

@@ -11,7 +11,7 @@ import logging
 import os
 import time
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
@@ -26,7 +26,7 @@ from agent.timings import StageTimings
 from agent.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
 log = logging.getLogger(__name__)
-
+M = TypeVar("M", bound=BaseModel)
 
 
 def _typed_items(value: Any) -> Any:
@@ -150,6 +150,7 @@ class V2SearchRequest(_SearchRequestBase):
     engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
     fetch_top: StrictInt | None = Field(None, ge=0, le=12)
     explain: StrictBool | None = None
+    rerank: StrictBool | None = None
     output_schema: dict[str, Any] | None = None  # search_type "rich": checked by structured.checked_schema
     system_prompt: StrictStr | None = Field(None, max_length=MAX_SYSTEM_PROMPT_CHARS)
     llm: LLMOptions | None = None
@@ -171,6 +172,7 @@ class V2SearchRequest(_SearchRequestBase):
             retrieval_mode=self.retrieval_mode or "",  # "": the service's DEFAULT_RETRIEVAL_MODE
             fetch_top=self.fetch_top,
             explain=bool(self.explain),
+            rerank=bool(self.rerank),
             search_type=self.search_type or "",  # "": the service's DEFAULT_SEARCH_TYPE
             output_schema=checked_schema(self.output_schema) if self.output_schema is not None else None,
             system_prompt=self.system_prompt,
@@ -192,6 +194,11 @@ V1_DEFAULT_LIMIT = 5
 
 def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest]) -> SearchQuery:
     """Raw body → SearchQuery; raises InvalidJson, InvalidRequestBody (with zod-like details) or BadRequest."""
+    return parsed(raw, model).to_query()
+
+
+def parsed(raw: bytes, model: type[M]) -> M:
+    """Raw body → the request model; raises InvalidJson or InvalidRequestBody (with zod-like details)."""
     try:
         body = json.loads(raw or b"null")
     except (ValueError, UnicodeDecodeError):
@@ -204,7 +211,7 @@ def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchReques
         raise InvalidRequestBody([_issue_of(error) for error in e.errors()]) from None
     if request.model_extra:
         log.info("ignoring unknown request keys: %s", sorted(request.model_extra))
-    return request.to_query()
+    return request
 
 
 def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTimings) -> dict[str, Any]:

@@ -48,6 +48,16 @@ def z_scores(values: list[float]) -> list[float]:
     return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
 
 
+def merged_lists(lists: list[list[str]], weights: list[float], k: int = RRF_K) -> list[str]:
+    """Weighted reciprocal rank fusion of ranked lists of keys (each key once per list): a key in several
+    lists gains from each; ties keep the first list's order."""
+    fused: dict[str, float] = {}
+    for keys, weight in zip(lists, weights, strict=True):
+        for rank, key in enumerate(keys, 1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return sorted(fused, key=lambda key: fused[key], reverse=True)
+
+
 def _descending(values: list[float]) -> list[int]:
     return sorted(range(len(values)), key=lambda i: values[i], reverse=True)  # stable: ties keep SearXNG's order
 

@@ -9,7 +9,7 @@ margin → the best candidate alone survives.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -30,6 +30,9 @@ from agent.search_context import SearchContext
 from agent.sources import source
 
 Scores = tuple[float, ...]
+# the candidate pool of a ranked mode: (query, context, pool size, ranked source) → the outcome so far and the
+# ranked source's candidates, best first
+Gather = Callable[[SearchQuery, SearchContext, int, str], Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
 
 
 class Scorer(Protocol):
@@ -55,6 +58,7 @@ class RankSpec:
     fusion: str = "rrf"  # a name in fusion.FUSIONS
     weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
     busy: Busy | None = None  # what the mode does with less model time, when the process is busy
+    gather: Gather = candidate_pool  # where the candidates come from: SearXNG by default
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> 
 
 
 async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked: str) -> SearchOutcome:
-    outcome, candidates = await candidate_pool(query, ctx, spec.pool, ranked)
+    outcome, candidates = await spec.gather(query, ctx, spec.pool, ranked)
     if not candidates:
         return _finish(outcome, query, ranked, (), (), ctx, spec.margin)
     try:
@@ -194,16 +198,12 @@ def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: S
         packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
                       settings.pack_per_url)
     details = {j.candidate.url: ResultDetail(j.score, "page" if j.candidate.has_content else "snippet",
-                                             tuple(_passage_json(p) for p in shown[j.candidate.url]))
+                                             tuple(p.as_json() for p in shown[j.candidate.url]))
                for j in kept if j.score is not None}
     limited = outcome.limited(query.limit)
     return replace(limited, buckets={**limited.buckets, ranked: [j.candidate.hit for j in kept]}, details=details,
                    context=context_text(packed), packed=tuple(packed),
                    explain=tuple(_explain_row(j) for j in judged) if query.explain else None)
-
-
-def _passage_json(passage: Passage) -> dict[str, Any]:
-    return {"heading": passage.heading, "text": passage.text, "score": round(passage.score, 4)}
 
 
 def _explain_row(judged: Judged) -> dict[str, Any]:

@@ -97,7 +97,7 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
         raise outcome
     if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
         return outcome.warned(f"the keyword form of the query failed ({extra}); searched as written")
-    merged = _interleave([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
+    merged = interleave([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
     return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})
 
 
@@ -107,7 +107,7 @@ def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:
     return lambda: max(ctx.pipeline_remaining_s() - reserve, 1.0)
 
 
-def _interleave(lists: list[list[Hit]]) -> list[Hit]:
+def interleave(lists: list[list[Hit]]) -> list[Hit]:
     merged = []
     for i in range(max(map(len, lists), default=0)):
         merged += [hits[i] for hits in lists if i < len(hits)]

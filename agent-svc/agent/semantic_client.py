@@ -1,4 +1,5 @@
-"""The client of semantic-svc: similarity and rerank scores, with failures turned into one exception.
+"""The client of semantic-svc: similarity and rerank scores and the vector index, with failures turned into
+one exception.
 
 A ranked mode degrades to SearXNG's order when semantic-svc is down or slow (seed 000), so every failure
 here, whatever its cause, is `SemanticUnavailable` with a message that names it.
@@ -6,19 +7,34 @@ here, whatever its cause, is `SemanticUnavailable` with a message that names it.
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlencode
+
 import httpx
 
 from agent.errors import Degraded
 
 
 class SemanticUnavailable(Degraded):
-    pass
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # semantic-svc's HTTP status, when it answered
+
+    @property
+    def busy(self) -> bool:
+        """semantic-svc refused the job because its model queue is full: worth another try later."""
+        return self.status == 503
+
+
+class IndexEmpty(SemanticUnavailable):
+    """The vector index holds no collection yet: nothing was crawled."""
 
 
 class SemanticClient:
-    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float) -> None:
+    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, collection: str = "") -> None:
         self.base_url = base_url.rstrip("/")
         self._http, self._timeout_s = http, timeout_s
+        self._collection = {"collection": collection} if collection else {}  # empty: semantic-svc's default
 
     async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
         """Cosine of each passage to the query."""
@@ -27,6 +43,33 @@ class SemanticClient:
     async def rerank(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
         """One relevance score per passage."""
         return await self._scores("/rerank", query, passages, budget_s)
+
+    async def index_upsert(self, documents: list[dict[str, Any]], timeout_s: float) -> dict[str, Any]:
+        """Store documents ({url, title, text, metadata}) in the index; unchanged ones are skipped there.
+        `timeout_s` replaces SEMANTIC_TIMEOUT_S: a long page is many chunks to embed."""
+        return _mapping(await self._request("POST", "/index/upsert", {"documents": documents, **self._collection},
+                                            None, timeout_s),
+                        "/index/upsert")
+
+    async def index_search(self, query: str, limit: int, floor: float | None, budget_s: float | None = None
+                           ) -> list[dict[str, Any]]:
+        """The index's chunks nearest to the query, best first, none below `floor` (cosine)."""
+        ask = {"query": query, "limit": limit, "score_threshold": floor, **self._collection}
+        body = _mapping(await self._post("/index/search", ask, budget_s), "/index/search")
+        results = body.get("results")
+        if not isinstance(results, list) or not all(isinstance(r, dict) and isinstance(r.get("url"), str)
+                                                    and isinstance(r.get("score"), (int, float)) for r in results):
+            raise SemanticUnavailable("semantic-svc answered /index/search without a list of scored chunks")
+        return results
+
+    async def index_delete(self, url: str | None = None, host: str | None = None) -> int:
+        target = {"url": url} if url is not None else {"host": host}
+        body = _mapping(await self._post("/index/delete", {**target, **self._collection}, None), "/index/delete")
+        return int(body.get("deleted_chunks") or 0)
+
+    async def index_stats(self) -> dict[str, Any]:
+        path = f"/index/stats?{urlencode(self._collection)}" if self._collection else "/index/stats"
+        return _mapping(await self._request("GET", path, None, None), "/index/stats")
 
     async def _scores(self, path: str, query: str, passages: list[str], budget_s: float | None) -> list[float]:
         body = await self._post(path, {"query": query, "passages": passages}, budget_s)
@@ -37,9 +80,14 @@ class SemanticClient:
         return [float(s) for s in scores]
 
     async def _post(self, path: str, body: dict, budget_s: float | None) -> object:
-        timeout = min(self._timeout_s, budget_s) if budget_s is not None else self._timeout_s
+        return await self._request("POST", path, body, budget_s)
+
+    async def _request(self, method: str, path: str, body: dict | None, budget_s: float | None,
+                       timeout_s: float | None = None) -> object:
+        timeout = timeout_s or self._timeout_s
+        timeout = min(timeout, budget_s) if budget_s is not None else timeout
         try:
-            response = await self._http.post(self.base_url + path, json=body, timeout=max(timeout, 0.05))
+            response = await self._http.request(method, self.base_url + path, json=body, timeout=max(timeout, 0.05))
         except httpx.TimeoutException:
             raise SemanticUnavailable(f"semantic-svc did not answer {path} within {timeout:.1f} s") from None
         except httpx.HTTPError as e:
@@ -48,8 +96,16 @@ class SemanticClient:
             payload = response.json()
         except ValueError:
             payload = None
+        if response.status_code == 404 and path.startswith("/index/"):
+            raise IndexEmpty("the index is empty: fill it with POST /v2/crawl")
         if response.status_code != 200:
             error = payload.get("error") if isinstance(payload, dict) else None
             raise SemanticUnavailable(f"semantic-svc answered {path} with HTTP {response.status_code}: "
-                                      f"{error or response.text[:200]}")
+                                      f"{error or response.text[:200]}", response.status_code)
         return payload
+
+
+def _mapping(payload: object, path: str) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise SemanticUnavailable(f"semantic-svc answered {path} with something other than a JSON object")
+    return payload

@@ -6,6 +6,9 @@ routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/sta
 /_test/redirect?to=URL,
 /_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, and /_test/log (the requests seen).
 PDFs (debian-reference ships one) are served as application/pdf.
+
+For crawlers: /robots.txt is `robots_txt` when one is given (else 404, as for most documentation hosts), and
+with `sitemaps` each site has /<prefix>/sitemap.xml listing the pages its include pattern keeps.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ _MAX_DELAY_S = 60.0
 class OfflineWeb:
     """Serve `sites` from the corpus cache and the search engine over `index_db` on 127.0.0.1."""
 
-    def __init__(self, sites: list[Site], cache: Path, index_db: Path, port: int = 0) -> None:
+    def __init__(self, sites: list[Site], cache: Path, index_db: Path, port: int = 0, robots_txt: str = "",
+                 sitemaps: bool = False) -> None:
         self.sites = sites
+        self.robots_txt, self.sitemaps = robots_txt, sitemaps
         self.cache = cache
         self.engine = SearchEngine(index_db)
         self.requests: deque[dict] = deque(maxlen=2000)
@@ -108,13 +113,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.web.stopping.wait(min(float(query["delay_ms"] or 0) / 1000, _MAX_DELAY_S))
         first = path.lstrip("/").split("/", 1)[0]
         routes = {"healthz": self._healthz, "search": self._search_json, "html": self._search_html, "_test": self._test}
-        if "." not in first:
+        if path == "/robots.txt":
+            self._robots()
+        elif "." not in first:
             routes.get(first, self._not_found)(path, query)
+        elif self.web.sitemaps and path.endswith("/sitemap.xml"):
+            self._sitemap(path)
         else:
             self._page(path, query)
 
     def _healthz(self, path: str, query: dict[str, str]) -> None:
         self._send(200, b"OK", "text/plain")
+
+    def _robots(self) -> None:
+        if not self.web.robots_txt:
+            return self._not_found()
+        self._send(200, self.web.robots_txt.encode(), "text/plain; charset=utf-8")
+
+    def _sitemap(self, path: str) -> None:
+        prefix = path.lstrip("/").removesuffix("/sitemap.xml")
+        site = next((s for s in self.web.sites if s.prefix == prefix), None)
+        if site is None:
+            return self._not_found()
+        root = site_dir(self.web.cache, site).resolve()
+        base = f"http://{self.headers.get('Host', f'127.0.0.1:{self.web.port}')}/{site.prefix}/"
+        pages = sorted(str(p.relative_to(root)) for p in root.rglob("*.html"))
+        locs = "".join(f"<url><loc>{html.escape(base + page)}</loc></url>" for page in pages if site.includes(page))
+        body = f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+        self._send(200, body.encode(), "application/xml")
 
     def _not_found(self, *_: object) -> None:
         self._send(404, b"not found", "text/plain")

@@ -41,10 +41,11 @@ def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list[Sit
 
 
 @contextmanager
-def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0,
-                         searx_port: int | None = None) -> Iterator[OfflineStack]:
+def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0, searx_port: int | None = None,
+                         robots_txt: str = "", sitemaps: bool = False) -> Iterator[OfflineStack]:
     sites, cache, db = prepare_index(sites_path)
-    with OfflineWeb(sites, cache, db, port=web_port) as web, Searx(web.url, workdir, port=searx_port) as searx:
+    with OfflineWeb(sites, cache, db, port=web_port, robots_txt=robots_txt, sitemaps=sitemaps) as web, \
+            Searx(web.url, workdir, port=searx_port) as searx:
         yield OfflineStack(web, searx)
 
 
@@ -69,7 +70,8 @@ def semantic_service(workdir: Path, **env: str) -> Service:
 def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
                agent_port: int | None = None) -> Iterator[WispStack]:
     with offline_search_stack(sites_path, workdir) as offline, ExitStack() as running:
-        env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1"}
+        env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
+               "CRAWL_DB": str(workdir / "crawls.sqlite"), "CRAWL_HOST_DELAY_S": "0"}
         semantic = None
         if with_semantic:
             semantic = semantic_service(workdir)

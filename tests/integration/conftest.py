@@ -6,6 +6,7 @@ front of it, and agent-svc under uvicorn exactly as it runs in production.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,15 +19,25 @@ from offline_web.stack import OfflineStack, offline_search_stack, semantic_servi
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MINI_SITES = FIXTURES / "sites-mini.tsv"
 SEARX_PYTHON = "/usr/bin/python3"
+# for the crawl tests: one page closed to every crawler, one to Firecrawl's alone (Wisp honours both)
+ROBOTS_TXT = """User-agent: *
+Disallow: /www.sqlite.org/lockingv3.html
+
+User-agent: FirecrawlAgent
+Disallow: /www.sqlite.org/lockingv3.html
+Disallow: /www.sqlite.org/isolation.html
+"""
 
 
 def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc", **env: str) -> Service:
-    return uvicorn_service(name, "agent.api:app", workdir, {"SEARXNG_URL": searxng_url, **env})
+    return uvicorn_service(name, "agent.api:app", workdir, {"SEARXNG_URL": searxng_url,
+                                                            "CRAWL_DB": str(workdir / f"{name}.sqlite"), **env})
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OfflineStack]:
-    with offline_search_stack(MINI_SITES, tmp_path_factory.mktemp("searx")) as running:
+    with offline_search_stack(MINI_SITES, tmp_path_factory.mktemp("searx"), robots_txt=ROBOTS_TXT,
+                              sitemaps=True) as running:
         yield running
 
 
@@ -83,3 +94,36 @@ def ranked_agents(stack: OfflineStack, semantic_url: str, tmp_path_factory: pyte
          agent_service(searx, workdir, "agent-closed-fetch", SEMANTIC_SVC_URL=semantic_url) as closed_fetch:
         yield {"ranked": ranked.url, "hybrid-default": hybrid_default.url, "no-semantic": no_semantic.url,
                "closed-fetch": closed_fetch.url}
+
+
+def index_agent_service(stack: OfflineStack, semantic_url: str, workdir: Path, name: str, collection: str,
+                        **env: str) -> Service:
+    """agent-svc with a vector index of its own (a Qdrant collection of the shared semantic-svc) and a crawl
+    database in `workdir`, the offline web opened to fetching and crawled without politeness delays."""
+    return agent_service(stack.searx.url, workdir, name, **{
+        "SEMANTIC_SVC_URL": semantic_url, "FETCH_ALLOW_HOSTS": "127.0.0.1", "INDEX_COLLECTION": collection,
+        "CRAWL_HOST_DELAY_S": "0", **env})
+
+
+@pytest.fixture(scope="session")
+def index_agent(stack: OfflineStack, semantic_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with index_agent_service(stack, semantic_url, tmp_path_factory.mktemp("index"), "agent-index", "crawled") as agent:
+        yield agent.url
+
+
+@pytest.fixture(scope="session")
+def crawled(index_agent: str, stack: OfflineStack) -> dict:
+    """The mini SQLite site crawled into `index_agent`'s index once: the finished status, all pages."""
+    with httpx.Client(base_url=index_agent, timeout=30) as client:
+        job = client.post("/v2/crawl", json={"url": f"{stack.web.url}/www.sqlite.org/", "limit": 30}).json()
+    return {**finished_crawl(index_agent, job["id"]), "id": job["id"]}
+
+
+def finished_crawl(agent_url: str, job_id: str, timeout_s: float = 240) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = httpx.get(f"{agent_url}/v2/crawl/{job_id}").json()
+        if status["status"] != "scraping":
+            return status
+        time.sleep(0.3)
+    raise AssertionError(f"crawl {job_id} did not finish within {timeout_s} s")

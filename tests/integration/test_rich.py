@@ -102,7 +102,7 @@ def test_streaming_sends_the_models_text_then_the_whole_response(rich_agents: di
     assert done["success"] is True and done["data"]["web"] and "llm" in done["timings_ms"]
 
 
-@pytest.mark.parametrize("bad", [{"output_schema": {"type": "objekt"}}, {"retrieval_mode": "vector"}])
+@pytest.mark.parametrize("bad", [{"output_schema": {"type": "objekt"}}, {"retrieval_mode": "neural"}])
 def test_a_bad_streaming_request_is_a_plain_400(rich_agents: dict[str, str], bad: dict) -> None:
     response = httpx.post(rich_agents["rich"] + "/v2/search", timeout=30, json={"query": QUERY, "stream": True, **bad})
     assert response.status_code == 400 and response.json()["success"] is False

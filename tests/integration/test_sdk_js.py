@@ -8,14 +8,20 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).parent.parent / "sdk_js" / "search.mjs"
+SCRIPT = Path(__file__).parent.parent / "sdk_js" / "call.mjs"
 
 
-def run_js(api_url: str, *calls: dict) -> list[dict]:
-    """Each call is {client: v2|v1, query, options}; returns what the SDK returned or raised, per call."""
+def call_js(api_url: str, *calls: dict, timeout_s: float = 240) -> list[dict]:
+    """Each call is {client?: v2|v1, method, args}; returns what the SDK returned or raised, per call."""
     done = subprocess.run(["node", str(SCRIPT), api_url, json.dumps(calls)], capture_output=True, text=True,
-                          timeout=120, check=True)
+                          timeout=timeout_s, check=True)
     return json.loads(done.stdout)
+
+
+def run_js(api_url: str, *searches: dict) -> list[dict]:
+    """Each search is {client: v2|v1, query, options}."""
+    return call_js(api_url, *({"client": s["client"], "method": "search", "args": [s["query"], s.get("options", {})]}
+                              for s in searches))
 
 
 def test_v2_search_with_mixed_arrays_and_every_bucket(agent_url: str) -> None:

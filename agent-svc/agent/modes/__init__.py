@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from agent.config import Settings
-from agent.modes import hybrid, keyword, semantic
+from agent.modes import hybrid, hybrid_vector, keyword, semantic, vector
 from agent.outcome import SearchOutcome
 from agent.pipeline import RankSpec, run_ranked
 from agent.query import SearchQuery
@@ -31,4 +31,6 @@ MODES: dict[str, Mode] = {
     "keyword": keyword.run,
     "semantic": ranked(semantic.spec),
     "hybrid": ranked(hybrid.spec),
+    "vector": vector.run,
+    "hybrid_vector": hybrid_vector.run,
 }

@@ -23,7 +23,7 @@ def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
     assert set(ctx.timings.as_dict()) == {"searxng", "total"}
 
 
-@pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "vector", MODES),
+@pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "neural", MODES),
                                                           ("search_type", "deep", SEARCH_TYPES)])
 def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: str, registry: dict) -> None:
     with pytest.raises(BadRequest, match=f"unknown {field} '{value}'; available: {', '.join(registry)}$"):
@@ -32,8 +32,8 @@ def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: 
 
 def test_the_default_mode_is_checked_against_the_registry() -> None:
     assert Settings(default_retrieval_mode="hybrid").default_retrieval_mode == "hybrid"
-    with pytest.raises(ValueError, match="DEFAULT_RETRIEVAL_MODE 'vector' is not a retrieval mode"):
-        Settings(default_retrieval_mode="vector")
+    with pytest.raises(ValueError, match="DEFAULT_RETRIEVAL_MODE 'neural' is not a retrieval mode"):
+        Settings(default_retrieval_mode="neural")
 
 
 def test_the_requests_timeout_is_a_408_not_a_hang() -> None:

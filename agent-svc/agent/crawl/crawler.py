@@ -1,0 +1,174 @@
+"""One crawl from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
+
+Each page: robots.txt → its host's turn (politeness) → fetch (the SSRF guard on every hop) → extraction in the
+worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index through
+semantic-svc (which skips an unchanged page and replaces a changed one's chunks) → its links within the scope
+queued one hop deeper. A page that fails is recorded with its error (GET /v2/crawl/{id}/errors) and costs only
+itself; the index failing costs no page either, and the status's warning says how many were not indexed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from wisp_text.markdown import unescaped
+
+from agent.crawl.jobs import COMPLETED, JobStore, QueuedPage
+from agent.crawl.options import CrawlOptions
+from agent.crawl.politeness import HostGate
+from agent.crawl.robots import RobotsCache
+from agent.crawl.scope import Scope, url_key
+from agent.crawl.sitemaps import sitemap_candidates, sitemap_urls
+from agent.documents import SUPPORTED, document
+from agent.errors import Degraded
+from agent.extract import Extraction, Page, extract_page
+from agent.semantic_client import SemanticUnavailable
+from agent.services import Services
+
+INDEX_RETRY_PAUSES_S = (1.0, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """What one running crawl holds."""
+
+    job_id: str
+    options: CrawlOptions
+    services: Services
+    store: JobStore
+    scope: Scope
+    robots: RobotsCache
+    gate: HostGate
+    index_slots: asyncio.Semaphore  # upserts in flight, shared by every crawl: searches need the model too
+
+    def key(self, url: str) -> str:
+        return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
+
+
+async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore,
+                    index_slots: asyncio.Semaphore) -> None:
+    """Crawl until no page is left queued, then mark the job completed (a cancelled task stops at once)."""
+    settings = services.settings
+    crawl = Crawl(job_id, options, services, store, Scope(options, settings.crawl_junk_paths),
+                  RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
+                  HostGate(settings.crawl_host_concurrency), index_slots)
+    if await store.call("has_pages", job_id):
+        await store.call("requeue_unfinished", job_id)  # resumed after a restart
+    else:
+        await _seed(crawl)
+    concurrency = min(options.max_concurrency or settings.crawl_concurrency, settings.crawl_concurrency)
+    running: set[asyncio.Task] = set()
+    try:
+        while True:
+            if len(running) < concurrency:
+                for page in await store.call("take", job_id, concurrency - len(running)):
+                    running.add(asyncio.create_task(_visit(crawl, page)))
+            if not running:
+                break
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                task.result()  # a bug in a visit fails the job (the manager records it), not silently
+    finally:
+        for task in running:
+            task.cancel()
+    await store.call("finish", job_id, COMPLETED)
+
+
+async def _seed(crawl: Crawl) -> None:
+    options = crawl.options
+    seeds = [(crawl.key(url), url, 0) for url in options.seeds]
+    await crawl.store.call("add_pages", crawl.job_id, seeds, options.limit)
+    if options.sitemap == "skip" or (options.max_depth == 0 and options.sitemap != "only"):
+        return
+    robots = await crawl.robots.of(options.seed)
+    listed = await sitemap_urls(crawl.services.fetcher, sitemap_candidates(options.seed, robots.sitemaps()),
+                                options.limit * 2, crawl.services.settings.crawl_page_timeout_s)
+    pages = [(crawl.key(url), url, 1) for url in listed if crawl.scope.follows(url) is None]
+    await crawl.store.call("add_pages", crawl.job_id, pages, options.limit)
+
+
+async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
+    store, job_id = crawl.store, crawl.job_id
+    robots = await crawl.robots.of(queued.url)
+    if not crawl.options.ignore_robots and not robots.allows(queued.url):
+        await store.call("failed", job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
+        return
+    page = await _page(crawl, queued.url, robots.crawl_delay_s())
+    if page.extracted is None:
+        error = page.error or "no text could be extracted"
+        await store.call("failed", job_id, queued.key, error, _error_code(error))
+        return
+    await _index(crawl, page)
+    formats = [f for f in crawl.options.formats if f in SUPPORTED]
+    await store.call("done", job_id, queued.key,
+                     document(queued.url, page.extracted.title, page.extracted.description, page, formats))
+    if _follows_links(crawl.options, queued.depth):
+        links = [(crawl.key(url), url, queued.depth + 1) for url in page.extracted.links
+                 if crawl.scope.follows(url) is None]
+        await store.call("add_pages", job_id, list({k: (k, u, d) for k, u, d in links}.values()),
+                         crawl.options.limit)
+
+
+async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
+    settings = crawl.services.settings
+    delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
+    async with crawl.gate.turn(urlsplit(url).netloc, delay):
+        fetched = await crawl.services.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error)
+    how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
+    try:
+        async with asyncio.timeout(settings.crawl_page_timeout_s):
+            return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+    except TimeoutError:
+        return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
+    except BrokenProcessPool:
+        return Page(fetched, error="the extraction worker died")
+
+
+async def _index(crawl: Crawl, page: Page) -> None:
+    """The page's text into the vector index; a failure is counted on the job, and the crawl goes on."""
+    assert page.extracted is not None
+    extracted = page.extracted
+    text = {"url": page.fetched.final_url, "title": extracted.title, "text": unescaped(extracted.markdown),
+            "metadata": {"description": extracted.description, "language": extracted.language}}
+    try:
+        report = await _upserted(crawl, text)
+    except Degraded as e:
+        await crawl.store.call("indexed", crawl.job_id, 0, 0, 0, str(e))
+        return
+    await crawl.store.call("indexed", crawl.job_id, len(report.get("indexed") or []),
+                           len(report.get("unchanged") or []), int(report.get("chunks") or 0), None)
+
+
+async def _upserted(crawl: Crawl, document: dict) -> dict:
+    """One upsert, tried again while semantic-svc's model queue is full (searches come first there)."""
+    timeout_s = crawl.services.settings.crawl_index_timeout_s
+    for pause_s in INDEX_RETRY_PAUSES_S:
+        try:
+            async with crawl.index_slots:
+                return await crawl.services.semantic.index_upsert([document], timeout_s)
+        except SemanticUnavailable as e:
+            if not e.busy:
+                raise
+        await asyncio.sleep(pause_s)
+    async with crawl.index_slots:
+        return await crawl.services.semantic.index_upsert([document], timeout_s)
+
+
+def _follows_links(options: CrawlOptions, depth: int) -> bool:
+    return options.sitemap != "only" and (options.max_depth is None or depth < options.max_depth)
+
+
+def _error_code(error: str) -> str:
+    if "deadline" in error or "longer than" in error:
+        return "SCRAPE_TIMEOUT"
+    if error.startswith("blocked"):
+        return "SCRAPE_BLOCKED"
+    if error.startswith("HTTP "):
+        return "SCRAPE_HTTP_ERROR"
+    return "SCRAPE_FAILED"

@@ -1,0 +1,73 @@
+"""HTTP routes of Wisp's own index API: /v2/similar, /v2/index/stats, /v2/index/delete."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+
+from agent.crawl.options import MAX_URL_CHARS
+from agent.errors import Degraded, UpstreamError
+from agent.firecrawl import parsed, v2_response
+from agent.query import SearchQuery
+from agent.search_context import SearchContext
+from agent.semantic_client import IndexEmpty
+from agent.similar import similar
+
+router = APIRouter()
+
+
+class SimilarRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
+    limit: StrictInt = Field(10, ge=1, le=50)
+    timeout: StrictInt = Field(60_000, gt=0, le=600_000)
+
+
+class IndexDeleteRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    url: StrictStr | None = Field(None, min_length=1, max_length=MAX_URL_CHARS)
+    host: StrictStr | None = Field(None, min_length=1, max_length=253)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> IndexDeleteRequest:
+        if (self.url is None) == (self.host is None):
+            raise ValueError("give exactly one of url or host")
+        return self
+
+
+@router.post("/v2/similar")
+async def similar_pages(request: Request) -> JSONResponse:
+    body = parsed(await request.body(), SimilarRequest)
+    services = request.app.state.services
+    query = SearchQuery(query=body.url, limit=body.limit, timeout_ms=body.timeout)
+    ctx = SearchContext(services, deadline=time.monotonic() + body.timeout / 1000)
+    outcome = await similar(body.url, query, ctx)
+    return JSONResponse(v2_response(outcome, query, ctx.timings))
+
+
+@router.get("/v2/index/stats")
+async def index_stats(request: Request) -> JSONResponse:
+    try:
+        stats = await request.app.state.services.semantic.index_stats()
+    except IndexEmpty:
+        stats = {"documents": 0, "chunks": 0}
+    except Degraded as e:
+        raise UpstreamError(str(e)) from None
+    return JSONResponse({"success": True, **stats})
+
+
+@router.post("/v2/index/delete")
+async def index_delete(request: Request) -> JSONResponse:
+    body = parsed(await request.body(), IndexDeleteRequest)
+    try:
+        deleted = await request.app.state.services.semantic.index_delete(body.url, body.host)
+    except IndexEmpty:
+        deleted = 0
+    except Degraded as e:
+        raise UpstreamError(str(e)) from None
+    return JSONResponse({"success": True, "deletedChunks": deleted})

@@ -20,6 +20,7 @@ from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
+from agent.ingest import Ingest
 from agent.llm_client import LLMClient
 from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
@@ -54,12 +55,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             pool = WorkerPool(settings.extract_workers)
             for _ in range(settings.extract_workers):
                 pool.submit(warm_up)
+            semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
+                                      settings.index_collection)
             app.state.services = services = Services(
-                settings, searxng, SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
-                                         settings.index_collection),
-                Fetcher(fetch_http, policy), pool,
+                settings, searxng, semantic, Fetcher(fetch_http, policy), pool,
                 LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
-                          settings.llm_system_role))
+                          settings.llm_system_role),
+                Ingest(semantic, settings))
             store = JobStore(settings.crawl_db)
             app.state.crawls = crawls = Crawls(services, store)
             await crawls.resume()
@@ -67,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 yield
             finally:
                 await crawls.stop()
+                await services.ingest.stop()
                 store.close()
                 pool.shutdown()
 

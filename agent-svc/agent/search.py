@@ -49,6 +49,8 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
     except TimeoutError:
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
+    if services.settings.index_organic:
+        services.ingest.in_background(p for p in ctx.pages.values() if p.extracted is not None)
     return outcome, ctx
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from agent.config import Settings
 from agent.fetch import Fetcher
+from agent.ingest import Ingest
 from agent.llm_client import LLMClient
 from agent.load import InFlight
 from agent.searxng_client import SearxngClient
@@ -21,4 +22,5 @@ class Services:
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
     llm: LLMClient  # rich answers
+    ingest: Ingest  # pages into the vector index
     in_flight: InFlight = field(default_factory=InFlight)  # ranked searches running now

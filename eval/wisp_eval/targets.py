@@ -33,16 +33,18 @@ class Target(Protocol):
 
 
 class AgentMode:
-    """POST /v2/search with one `retrieval_mode`; answerability reads the packed `context` when the mode
-    returns one, else the result descriptions."""
+    """POST /v2/search with one `retrieval_mode` (`hybrid_vector+rerank`: with `rerank: true`); answerability
+    reads the packed `context` when the mode returns one, else the result descriptions."""
 
     def __init__(self, mode: str, agent_url: str, client: httpx.Client, limit: int) -> None:
         self.name = mode
+        self._mode, _, option = mode.partition("+")
+        self._options = {option: True} if option else {}
         self._url = agent_url.rstrip("/") + "/v2/search"
         self._client, self._limit = client, limit
 
     def ask(self, query: Query) -> Answer:
-        body = {"query": query.text, "limit": self._limit, "retrieval_mode": self.name}
+        body = {"query": query.text, "limit": self._limit, "retrieval_mode": self._mode, **self._options}
         started = time.perf_counter()
         try:
             response = self._client.post(self._url, json=body)

@@ -67,8 +67,8 @@ def semantic_service(workdir: Path, **env: str) -> Service:
 
 
 @contextmanager
-def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
-               agent_port: int | None = None) -> Iterator[WispStack]:
+def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, agent_port: int | None = None,
+               agent_env: dict[str, str] | None = None) -> Iterator[WispStack]:
     with offline_search_stack(sites_path, workdir) as offline, ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                "CRAWL_DB": str(workdir / "crawls.sqlite"), "CRAWL_HOST_DELAY_S": "0"}
@@ -77,7 +77,8 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False,
             semantic = semantic_service(workdir)
             running.enter_context(semantic.started(timeout_s=180))
             env["SEMANTIC_SVC_URL"] = semantic.url
-        agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir, env, agent_port))
+        agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir,
+                                                      {**env, **(agent_env or {})}, agent_port))
         yield WispStack(offline, agent, semantic)
 
 

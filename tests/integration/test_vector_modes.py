@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from offline_web.processes import free_port
@@ -105,3 +107,24 @@ def test_the_modes_degrade_when_the_index_is_down(stack: OfflineStack, tmp_path)
         assert len(merged["data"]["web"]) == 3 and "SearXNG's results alone" in merged["warning"]
         stats = httpx.get(agent.url + "/v2/index/stats")
         assert stats.status_code == 502 and "unreachable" in stats.json()["error"]
+
+
+def test_organic_ingest_indexes_the_pages_ranked_searches_fetch(stack: OfflineStack, semantic_url: str,
+                                                                tmp_path) -> None:
+    with index_agent_service(stack, semantic_url, tmp_path, "agent-organic", "organic", INDEX_ORGANIC="true") as agent:
+        assert httpx.get(agent.url + "/v2/index/stats").json()["chunks"] == 0
+        fetched = search(agent.url, query="sqlite wal checkpoint", retrieval_mode="hybrid", limit=3, explain=True)
+        pages = {row["url"] for row in fetched["explain"] if row["fetch"] == "ok"}
+        deadline = time.monotonic() + 60
+        while httpx.get(agent.url + "/v2/index/stats").json()["documents"] < len(pages):
+            assert time.monotonic() < deadline, "the fetched pages were not indexed within 60 s"
+            time.sleep(0.5)
+        found = search(agent.url, query="sqlite wal checkpoint", retrieval_mode="vector")["data"]["web"]
+        assert found and {r["url"] for r in found} <= pages
+
+
+def test_organic_ingest_is_off_by_default(crawled: dict, index_agent: str) -> None:
+    before = httpx.get(index_agent + "/v2/index/stats").json()
+    search(index_agent, query="mkdocs theme configuration", retrieval_mode="hybrid", limit=3)
+    time.sleep(1)
+    assert httpx.get(index_agent + "/v2/index/stats").json()["documents"] == before["documents"]

@@ -1,10 +1,10 @@
 """One crawl from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
 
 Each page: robots.txt → its host's turn (politeness) → fetch (the SSRF guard on every hop) → extraction in the
-worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index through
-semantic-svc (which skips an unchanged page and replaces a changed one's chunks) → its links within the scope
-queued one hop deeper. A page that fails is recorded with its error (GET /v2/crawl/{id}/errors) and costs only
-itself; the index failing costs no page either, and the status's warning says how many were not indexed.
+worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index (ingest.py)
+→ its links within the scope queued one hop deeper. A page that fails is recorded with its error (GET
+/v2/crawl/{id}/errors) and costs only itself; the index failing costs no page either, and the status's
+warning says how many were not indexed.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from wisp_text.markdown import unescaped
-
 from agent.crawl.jobs import COMPLETED, JobStore, QueuedPage
 from agent.crawl.options import CrawlOptions
 from agent.crawl.politeness import HostGate
@@ -26,10 +24,7 @@ from agent.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.documents import SUPPORTED, document
 from agent.errors import Degraded
 from agent.extract import Extraction, Page, extract_page
-from agent.semantic_client import SemanticUnavailable
 from agent.services import Services
-
-INDEX_RETRY_PAUSES_S = (1.0, 2.0, 4.0)
 
 
 @dataclass(frozen=True)
@@ -43,19 +38,17 @@ class Crawl:
     scope: Scope
     robots: RobotsCache
     gate: HostGate
-    index_slots: asyncio.Semaphore  # upserts in flight, shared by every crawl: searches need the model too
 
     def key(self, url: str) -> str:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore,
-                    index_slots: asyncio.Semaphore) -> None:
+async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore) -> None:
     """Crawl until no page is left queued, then mark the job completed (a cancelled task stops at once)."""
     settings = services.settings
     crawl = Crawl(job_id, options, services, store, Scope(options, settings.crawl_junk_paths),
                   RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
-                  HostGate(settings.crawl_host_concurrency), index_slots)
+                  HostGate(settings.crawl_host_concurrency))
     if await store.call("has_pages", job_id):
         await store.call("requeue_unfinished", job_id)  # resumed after a restart
     else:
@@ -131,33 +124,14 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
 
 
 async def _index(crawl: Crawl, page: Page) -> None:
-    """The page's text into the vector index; a failure is counted on the job, and the crawl goes on."""
-    assert page.extracted is not None
-    extracted = page.extracted
-    text = {"url": page.fetched.final_url, "title": extracted.title, "text": unescaped(extracted.markdown),
-            "metadata": {"description": extracted.description, "language": extracted.language}}
+    """The page into the vector index; a failure is counted on the job, and the crawl goes on."""
     try:
-        report = await _upserted(crawl, text)
+        report = await crawl.services.ingest.page(page)
     except Degraded as e:
         await crawl.store.call("indexed", crawl.job_id, 0, 0, 0, str(e))
         return
     await crawl.store.call("indexed", crawl.job_id, len(report.get("indexed") or []),
                            len(report.get("unchanged") or []), int(report.get("chunks") or 0), None)
-
-
-async def _upserted(crawl: Crawl, document: dict) -> dict:
-    """One upsert, tried again while semantic-svc's model queue is full (searches come first there)."""
-    timeout_s = crawl.services.settings.crawl_index_timeout_s
-    for pause_s in INDEX_RETRY_PAUSES_S:
-        try:
-            async with crawl.index_slots:
-                return await crawl.services.semantic.index_upsert([document], timeout_s)
-        except SemanticUnavailable as e:
-            if not e.busy:
-                raise
-        await asyncio.sleep(pause_s)
-    async with crawl.index_slots:
-        return await crawl.services.semantic.index_upsert([document], timeout_s)
 
 
 def _follows_links(options: CrawlOptions, depth: int) -> bool:

@@ -38,7 +38,6 @@ class Crawls:
         self.services, self.store = services, store
         self._tasks: dict[str, asyncio.Task] = {}
         self._running = asyncio.Semaphore(services.settings.crawl_max_running)
-        self._index_slots = asyncio.Semaphore(services.settings.crawl_index_concurrency)
 
     async def start(self, options: CrawlOptions) -> str:
         job_id = new_id()
@@ -85,7 +84,7 @@ class Crawls:
     async def _run(self, job_id: str, options: CrawlOptions) -> None:
         async with self._running:
             try:
-                await run_crawl(job_id, options, self.services, self.store, self._index_slots)
+                await run_crawl(job_id, options, self.services, self.store)
             except asyncio.CancelledError:
                 raise
             except Exception as e:

@@ -12,6 +12,7 @@ from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
 from agent.fetch import Fetched, Fetcher, FetchPolicy
+from agent.ingest import Ingest
 from agent.llm_client import LLMClient
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -60,12 +61,13 @@ class FakeSearxng:
         config = Settings(searxng_url="http://searx.test", **settings)
         policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
         scorer_http = httpx.AsyncClient(transport=httpx.MockTransport(semantic.handle)) if semantic else http
-        return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
-                        SemanticClient("http://semantic.test", scorer_http, 1.0),
+        semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0)
+        return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s), semantic_client,
                         FakeWeb(pages) if pages is not None else Fetcher(http, policy),
                         WorkerPool(1, make=ThreadPoolExecutor),
                         LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role,
-                                  http=llm_http or http))
+                                  http=llm_http or http),
+                        Ingest(semantic_client, config))
 
 
 def _rank(url: str) -> int:

@@ -38,17 +38,20 @@ class Crawl:
     scope: Scope
     robots: RobotsCache
     gate: HostGate
+    extract_slots: asyncio.Semaphore  # worker processes crawls may take: searches extract in the same pool
 
     def key(self, url: str) -> str:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore) -> None:
-    """Crawl until no page is left queued, then mark the job completed (a cancelled task stops at once)."""
+async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore,
+                    extract_slots: asyncio.Semaphore | None = None) -> None:
+    """Crawl until no page is left queued, then mark the job completed (a cancelled task stops at once).
+    `extract_slots`: shared by every crawl, so that crawls leave extraction workers to searches."""
     settings = services.settings
     crawl = Crawl(job_id, options, services, store, Scope(options, settings.crawl_junk_paths),
                   RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
-                  HostGate(settings.crawl_host_concurrency))
+                  HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
     if await store.call("has_pages", job_id):
         await store.call("requeue_unfinished", job_id)  # resumed after a restart
     else:
@@ -68,6 +71,7 @@ async def run_crawl(job_id: str, options: CrawlOptions, services: Services, stor
     finally:
         for task in running:
             task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
     await store.call("finish", job_id, COMPLETED)
 
 
@@ -115,7 +119,7 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
         return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
     try:
-        async with asyncio.timeout(settings.crawl_page_timeout_s):
+        async with crawl.extract_slots, asyncio.timeout(settings.crawl_page_timeout_s):
             return await crawl.services.cpu_pool.run(extract_page, fetched, how)
     except TimeoutError:
         return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")

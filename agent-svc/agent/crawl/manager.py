@@ -38,6 +38,8 @@ class Crawls:
         self.services, self.store = services, store
         self._tasks: dict[str, asyncio.Task] = {}
         self._running = asyncio.Semaphore(services.settings.crawl_max_running)
+        # crawls extract in the pool searches use: they leave it at least one worker
+        self._extract_slots = asyncio.Semaphore(max(1, services.settings.extract_workers - 1))
 
     async def start(self, options: CrawlOptions) -> str:
         job_id = new_id()
@@ -84,7 +86,7 @@ class Crawls:
     async def _run(self, job_id: str, options: CrawlOptions) -> None:
         async with self._running:
             try:
-                await run_crawl(job_id, options, self.services, self.store)
+                await run_crawl(job_id, options, self.services, self.store, self._extract_slots)
             except asyncio.CancelledError:
                 raise
             except Exception as e:

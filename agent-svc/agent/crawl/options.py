@@ -118,7 +118,7 @@ class CrawlRequest(BaseModel):
         formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
         sitemap = self.sitemap or ("skip" if self.ignoreSitemap else "include")
         return CrawlOptions(
-            seeds=seeds, limit=max(limit, len(seeds)) if self.urls else limit,
+            seeds=seeds, limit=limit,
             include=tuple(self.includePaths or ()), exclude=tuple(self.excludePaths or ()),
             regex_on_full_url=bool(self.regexOnFullURL), max_depth=self.maxDiscoveryDepth,
             entire_domain=bool(self.crawlEntireDomain or self.allowBackwardLinks),

@@ -50,8 +50,12 @@ class Allowlist:
 
 
 def is_public(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    """Whether `address` is on the public internet; an IPv6 address that carries an IPv4 one (IPv4-mapped, 6to4,
+    Teredo's server and client) is judged by what it carries, since the packets go there."""
+    if isinstance(address, ipaddress.IPv6Address):
+        carried = [a for a in (address.ipv4_mapped, address.sixtofour, *(address.teredo or ())) if a is not None]
+        if carried:
+            return all(is_public(a) for a in carried)
     return not (address.is_private or address.is_loopback or address.is_link_local or address.is_multicast
                 or address.is_reserved or address.is_unspecified or address in _SHARED_ADDRESS_SPACE
                 or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local))

@@ -11,7 +11,10 @@ from agent.ssrf import Allowlist, Blocked, check_address, check_url, is_public
     [("93.184.216.34", True), ("2606:2800:220:1::1", True), ("127.0.0.1", False), ("10.1.2.3", False),
      ("172.16.0.1", False), ("192.168.1.1", False), ("169.254.169.254", False), ("100.64.0.1", False),
      ("0.0.0.0", False), ("::1", False), ("fe80::1", False), ("fd00::1", False), ("::ffff:127.0.0.1", False),
-     ("224.0.0.1", False)],
+     ("224.0.0.1", False),
+     # 6to4 (2002:AABB:CCDD::/48 carries AA.BB.CC.DD) and Teredo (the client's address XORed with ffff:ffff)
+     ("2002:7f00:1::1", False), ("2002:a9fe:a9fe::1", False), ("2002:5db8:d822::1", True),
+     ("2001:0:4136:e378:8000:63bf:80ff:fffe", False), ("2001:0:5db8:d822:8000:63bf:a247:2bdd", True)],
 )
 def test_public_addresses(address: str, public: bool) -> None:
     assert is_public(ipaddress.ip_address(address)) is public

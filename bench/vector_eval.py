@@ -77,13 +77,15 @@ def _about(judged: dict[str, int], prefixes: list[str]) -> bool:
                for page, grade in judged.items())
 
 
-def _crawl(agent_url: str, seed: str, limit: int) -> dict:
+def _crawl(agent_url: str, seed: str, limit: int, timeout_s: float = 3600) -> dict:
     started = time.monotonic()
     job = httpx.post(agent_url + "/v2/crawl", json={"url": seed, "limit": limit}, timeout=30).json()
     while True:
         status = httpx.get(f"{agent_url}/v2/crawl/{job['id']}", params={"limit": 1}, timeout=30).json()
         if status["status"] != "scraping":
             break
+        if time.monotonic() - started > timeout_s:
+            raise SystemExit(f"the crawl of {seed} did not end within {timeout_s} s: {status}")
         time.sleep(1)
     wall = time.monotonic() - started
     return {"seed": seed, "status": status["status"], "pages": status["completed"], **status["index"],
@@ -97,6 +99,17 @@ def _best_cosine(semantic_url: str, text: str) -> float:
 
 
 def _chosen_floor(on_topic: list[float], off_topic: list[float]) -> dict:
+    best = _floor(on_topic, off_topic)
+    return {"floor": round(best, 3), "held_out_errors": _held_out_errors(on_topic, off_topic),
+            "on_topic_kept": sum(s >= best for s in on_topic), "on_topic": len(on_topic),
+            "off_topic_dropped": sum(s < best for s in off_topic), "off_topic": len(off_topic),
+            "on_topic_range": [round(min(on_topic), 3), round(max(on_topic), 3)],
+            "off_topic_range": [round(min(off_topic), 3), round(max(off_topic), 3)],
+            "on_topic_median": round(statistics.median(on_topic), 3),
+            "off_topic_median": round(statistics.median(off_topic), 3)}
+
+
+def _floor(on_topic: list[float], off_topic: list[float]) -> float:
     """The threshold with the best Youden's J (on-topic kept minus off-topic kept), midway between scores."""
     cuts = sorted(set(on_topic + off_topic))
     candidates = [(a + b) / 2 for a, b in itertools.pairwise(cuts)] or [0.0]
@@ -104,13 +117,18 @@ def _chosen_floor(on_topic: list[float], off_topic: list[float]) -> dict:
     def j(cut: float) -> float:
         return (sum(s >= cut for s in on_topic) / len(on_topic)) - (sum(s >= cut for s in off_topic) / len(off_topic))
 
-    best = max(candidates, key=lambda c: (j(c), -abs(c - statistics.median(candidates))))
-    return {"floor": round(best, 3), "on_topic_kept": sum(s >= best for s in on_topic), "on_topic": len(on_topic),
-            "off_topic_dropped": sum(s < best for s in off_topic), "off_topic": len(off_topic),
-            "on_topic_range": [round(min(on_topic), 3), round(max(on_topic), 3)],
-            "off_topic_range": [round(min(off_topic), 3), round(max(off_topic), 3)],
-            "on_topic_median": round(statistics.median(on_topic), 3),
-            "off_topic_median": round(statistics.median(off_topic), 3)}
+    return max(candidates, key=lambda c: (j(c), -abs(c - statistics.median(candidates))))
+
+
+def _held_out_errors(on_topic: list[float], off_topic: list[float]) -> int:
+    """Leave-one-out: the queries the floor chosen without them puts on the wrong side."""
+    wrong = 0
+    for group, other, keep in ((on_topic, off_topic, True), (off_topic, on_topic, False)):
+        for i, score in enumerate(group):
+            rest = group[:i] + group[i + 1:]
+            cut = _floor(rest, other) if keep else _floor(other, rest)
+            wrong += (score >= cut) != keep
+    return wrong
 
 
 def _print(crawls: list[dict], floor: dict, best: dict[str, float], queries: list[Query], on_topic: list[Query],
@@ -122,7 +140,8 @@ def _print(crawls: list[dict], floor: dict, best: dict[str, float], queries: lis
     print(f"\nfloor {floor['floor']}: keeps {floor['on_topic_kept']}/{floor['on_topic']} on-topic queries "
           f"(best cosine {floor['on_topic_range'][0]}–{floor['on_topic_range'][1]}, median "
           f"{floor['on_topic_median']}), drops {floor['off_topic_dropped']}/{floor['off_topic']} off-topic "
-          f"({floor['off_topic_range'][0]}–{floor['off_topic_range'][1]}, median {floor['off_topic_median']})")
+          f"({floor['off_topic_range'][0]}–{floor['off_topic_range'][1]}, median {floor['off_topic_median']}); "
+          f"left out one at a time, {floor['held_out_errors']} queries fall on the wrong side")
     on = {q.qid for q in on_topic}
     for q in sorted(queries, key=lambda q: -best[q.qid]):
         print(f"  {'ON ' if q.qid in on else 'off'} {best[q.qid]:.3f} {q.qid} {q.text}")

@@ -124,6 +124,10 @@ class Settings(BaseSettings):
     crawl_index_concurrency: int = Field(1, ge=1, le=16, description="Pages being indexed at once, all crawls "
                                          "together: interactive searches share semantic-svc's model")
     crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait")
+    crawl_max_jobs: int = Field(20, ge=1, le=10_000, description="Unfinished crawls allowed at once; beyond them "
+                                "a new crawl is a 429")
+    crawl_max_duration_s: float = Field(21_600.0, gt=0, description="A crawl stops this long after it started, "
+                                        "resumed runs included, and says how many pages it left")
     crawl_ttl_s: float = Field(86_400.0, gt=0, description="How long a crawl's status and documents are kept "
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "

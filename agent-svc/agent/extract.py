@@ -98,8 +98,9 @@ def extract_page(fetched: Fetched, how: Extraction) -> Page:
 def extract(fetched: Fetched, main_only: bool = True, document: bool = False) -> Extracted:
     """The text of a successful fetch; raises ExtractionFailed when nothing usable comes out.
 
-    `document` adds what Firecrawl's formats return besides markdown (cleaned HTML, raw HTML, links); ranking
-    needs none of it, so it is not carried back from the extraction worker for nothing.
+    `document` adds what Firecrawl's formats return besides markdown and links (cleaned HTML, raw HTML);
+    ranking needs neither, so they are not carried back from the extraction worker for nothing. Links always
+    come back: a crawl follows them.
     """
     if _is_pdf(fetched):
         return Extracted(fetched.final_url, _pdf_text(fetched.body))

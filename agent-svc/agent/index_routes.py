@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -11,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 from agent.crawl.options import MAX_URL_CHARS
 from agent.errors import Degraded, UpstreamError
 from agent.firecrawl import parsed, v2_response
-from agent.query import SearchQuery
-from agent.search_context import SearchContext
 from agent.semantic_client import IndexEmpty
-from agent.similar import similar
+from agent.similar import run_similar
+
+T = TypeVar("T")
 
 router = APIRouter()
 
@@ -43,31 +44,28 @@ class IndexDeleteRequest(BaseModel):
 @router.post("/v2/similar")
 async def similar_pages(request: Request) -> JSONResponse:
     body = parsed(await request.body(), SimilarRequest)
-    services = request.app.state.services
-    query = SearchQuery(query=body.url, limit=body.limit, timeout_ms=body.timeout)
-    ctx = SearchContext(services, deadline=time.monotonic() + body.timeout / 1000)
-    outcome = await similar(body.url, query, ctx)
+    outcome, query, ctx = await run_similar(body.url, body.limit, body.timeout, request.app.state.services)
     return JSONResponse(v2_response(outcome, query, ctx.timings))
 
 
 @router.get("/v2/index/stats")
 async def index_stats(request: Request) -> JSONResponse:
-    try:
-        stats = await request.app.state.services.semantic.index_stats()
-    except IndexEmpty:
-        stats = {"documents": 0, "chunks": 0}
-    except Degraded as e:
-        raise UpstreamError(str(e)) from None
+    stats = await _of_index(request.app.state.services.semantic.index_stats(), {"documents": 0, "chunks": 0})
     return JSONResponse({"success": True, **stats})
 
 
 @router.post("/v2/index/delete")
 async def index_delete(request: Request) -> JSONResponse:
     body = parsed(await request.body(), IndexDeleteRequest)
+    deleted = await _of_index(request.app.state.services.semantic.index_delete(body.url, body.host), 0)
+    return JSONResponse({"success": True, "deletedChunks": deleted})
+
+
+async def _of_index(answer: Awaitable[T], when_empty: T) -> T:
+    """semantic-svc's answer; `when_empty` when nothing was ever indexed; a 502 naming the cause when it fails."""
     try:
-        deleted = await request.app.state.services.semantic.index_delete(body.url, body.host)
+        return await answer
     except IndexEmpty:
-        deleted = 0
+        return when_empty
     except Degraded as e:
         raise UpstreamError(str(e)) from None
-    return JSONResponse({"success": True, "deletedChunks": deleted})

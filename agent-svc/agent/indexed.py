@@ -15,6 +15,7 @@ from wisp_text.chunking import Chunk
 
 from agent.dedupe import dedupe
 from agent.evidence import Passage
+from agent.outcome import ResultDetail
 from agent.query import SearchQuery
 from agent.search_context import SearchContext
 from agent.searxng_client import Hit
@@ -31,6 +32,9 @@ class IndexedHit:
     @property
     def score(self) -> float:
         return self.passage.score
+
+    def detail(self) -> ResultDetail:
+        return ResultDetail(self.score, "index", (self.passage.as_json(),))
 
 
 async def index_hits(query: SearchQuery, ctx: SearchContext, limit: int) -> list[IndexedHit]:

@@ -22,6 +22,7 @@ from agent.semantic_client import SemanticClient, SemanticUnavailable
 
 log = logging.getLogger(__name__)
 RETRY_PAUSES_S = (1.0, 2.0, 4.0)
+MAX_BACKGROUND = 64
 
 
 class Ingest:
@@ -32,19 +33,23 @@ class Ingest:
 
     async def page(self, page: Page) -> dict[str, Any]:
         """Index one extracted page; semantic-svc's report (indexed, unchanged, chunks). Raises Degraded."""
-        for pause_s in (*RETRY_PAUSES_S, None):
+        for pause_s in RETRY_PAUSES_S:
             try:
-                async with self._slots:
-                    return await self._semantic.index_upsert([indexable(page)], self._timeout_s)
+                return await self._upserted(page)
             except SemanticUnavailable as e:
-                if not e.busy or pause_s is None:
+                if not e.busy:
                     raise
             await asyncio.sleep(pause_s)
-        raise AssertionError("unreachable")
+        return await self._upserted(page)
 
     def in_background(self, pages: Iterable[Page]) -> None:
-        """Index these pages after the response has gone; a failure is logged, never the request's."""
+        """Index these pages after the response has gone; a failure is logged, never the request's. At most
+        MAX_BACKGROUND pages wait (each holds its body): beyond that, pages are skipped, and logged."""
         for page in pages:
+            if len(self._background) >= MAX_BACKGROUND:
+                log.warning("organic ingest is %d pages behind: %s not indexed", MAX_BACKGROUND,
+                            page.fetched.final_url)
+                continue
             task = asyncio.create_task(self._quietly(page))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -53,6 +58,10 @@ class Ingest:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def _upserted(self, page: Page) -> dict[str, Any]:
+        async with self._slots:
+            return await self._semantic.index_upsert([indexable(page)], self._timeout_s)
 
     async def _quietly(self, page: Page) -> None:
         try:

@@ -96,7 +96,7 @@ class SemanticClient:
             payload = response.json()
         except ValueError:
             payload = None
-        if response.status_code == 404 and path.startswith("/index/"):
+        if response.status_code == 404 and path.startswith(("/index/search", "/index/delete", "/index/stats")):
             raise IndexEmpty("the index is empty: fill it with POST /v2/crawl")
         if response.status_code != 200:
             error = payload.get("error") if isinstance(payload, dict) else None

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections import Counter
 from dataclasses import replace
 
 from wisp_text.bm25 import tokenize
 
 from agent.dedupe import dedupe, normalize_url
-from agent.errors import Degraded, WispError
+from agent.errors import Degraded, SearchTimeout, WispError
 from agent.extract import Extraction
 from agent.indexed import index_hits
 from agent.outcome import ResultDetail, SearchOutcome
@@ -26,6 +27,7 @@ from agent.pool import Candidate, interleave
 from agent.query import SearchQuery
 from agent.retrieve import retrieve_candidates
 from agent.search_context import SearchContext
+from agent.services import Services
 from agent.sources import DEFAULT_SOURCE
 
 SEED_TERMS = 8
@@ -45,6 +47,18 @@ class SeedUnreadable(WispError):
     code = "SEED_UNREADABLE"
 
 
+async def run_similar(seed_url: str, limit: int, timeout_ms: int, services: Services
+                      ) -> tuple[SearchOutcome, SearchQuery, SearchContext]:
+    """`similar` within the request's timeout (408 past it); also the query and context it ran with."""
+    query = SearchQuery(query=seed_url, limit=limit, timeout_ms=timeout_ms)
+    ctx = SearchContext(services, deadline=time.monotonic() + timeout_ms / 1000)
+    try:
+        async with asyncio.timeout(timeout_ms / 1000):
+            return await similar(seed_url, query, ctx), query, ctx
+    except TimeoutError:
+        raise SearchTimeout(f"similar pages were not found within the request's timeout of {timeout_ms} ms") from None
+
+
 async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     """The pages most like `seed_url`, best first, at most `query.limit` (`query` carries the request's
     options; its text is unused)."""
@@ -54,7 +68,10 @@ async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> Sear
     if seed.extracted is None or not seed.extracted.chunks:
         raise SeedUnreadable(f"the seed page could not be read: {seed.error or 'it holds no text'}")
     texts = [c.with_heading for c in seed.extracted.chunks]
-    outcome, candidates = await _candidates(seed_queries(seed.extracted.title, " ".join(texts)), seed_url, query, ctx)
+    queries = seed_queries(seed.extracted.title, " ".join(texts))
+    if not queries:
+        raise SeedUnreadable("the seed page has no title and no word to search for")
+    outcome, candidates = await _candidates(queries, seed_url, query, ctx)
     pages = await fetch_pages([c.url for c in candidates], ctx, how)
     candidates = [replace(c, page=pages[c.url]) for c in candidates]
     outcome = outcome.warned(snippet_warning(pages))

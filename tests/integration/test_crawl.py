@@ -30,10 +30,11 @@ def test_python_sdk_crawls_a_site_within_its_scope_and_robots(index_agent: str, 
     assert not [u for u in urls if u.endswith(("about.html", "changes.html"))]  # navigation pages are junk
 
 
-def test_crawled_pages_land_in_the_index_once(crawled: dict, index_agent: str) -> None:
+def test_crawled_pages_land_in_the_index(crawled: dict, index_agent: str) -> None:
     assert crawled["status"] == "completed" and crawled["completed"] == len(crawled["data"]) > 10
     index = crawled["index"]
-    assert index["indexed"] + index["unchanged"] == crawled["completed"] and index["chunks"] > crawled["completed"]
+    assert index["notIndexed"] == 0 and index["indexed"] + index["unchanged"] == crawled["completed"]
+    assert index["indexed"] > 0 and index["chunks"] > index["indexed"]
     stats = httpx.get(index_agent + "/v2/index/stats").json()
     assert stats["documents"] >= crawled["completed"] and stats["chunks"] >= index["chunks"]
 
@@ -45,6 +46,32 @@ def test_crawling_again_skips_unchanged_pages(crawled: dict, index_agent: str, s
     status = finished_crawl(index_agent, job["id"])
     assert status["completed"] == 3 and status["index"] == {"indexed": 0, "unchanged": 3, "chunks": 0,
                                                              "notIndexed": 0}
+
+
+def test_include_paths_depth_and_sitemap_only_bound_a_crawl(index_agent: str, stack: OfflineStack) -> None:
+    app = Firecrawl(api_url=index_agent)
+    site = f"{stack.web.url}/www.sqlite.org/"
+    only_c3ref = app.crawl(site, limit=8, include_paths=["^/www\\.sqlite\\.org/c3ref/"], sitemap="skip",
+                           poll_interval=1, timeout=120)
+    urls = [d.metadata.source_url for d in only_c3ref.data]
+    assert urls[0] == site and len(urls) > 1 and all("/c3ref/" in u for u in urls[1:])  # the seed is exempt
+    seed_only = app.crawl(site, limit=8, max_discovery_depth=0, sitemap="skip", poll_interval=1, timeout=120)
+    assert [d.metadata.source_url for d in seed_only.data] == [site]
+    listed = app.crawl(site, limit=40, sitemap="only", poll_interval=1, timeout=120)
+    sitemap = httpx.get(site + "sitemap.xml").text
+    assert all(d.metadata.source_url == site or d.metadata.source_url in sitemap for d in listed.data)
+
+
+def test_a_crawl_is_held_to_the_ssrf_guard(stack: OfflineStack, semantic_url: str, tmp_path: Path) -> None:
+    # fetching closed to loopback, as in production: the seed and everything after it are refused
+    with index_agent_service(stack, semantic_url, tmp_path, "agent-closed-crawl", "closed",
+                             FETCH_ALLOW_HOSTS="") as agent:
+        job = httpx.post(agent.url + "/v2/crawl", json={"url": f"{stack.web.url}/www.sqlite.org/"}).json()
+        status = finished_crawl(agent.url, job["id"])
+        errors = httpx.get(f"{agent.url}/v2/crawl/{job['id']}/errors").json()
+    assert status["status"] == "completed" and status["completed"] == 0 and status["data"] == []
+    [refused] = errors["errors"]
+    assert refused["code"] == "SCRAPE_BLOCKED" and "non-public address" in refused["error"]
 
 
 def test_js_sdk_crawls_pages_and_cancels(index_agent: str, stack: OfflineStack) -> None:

@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from agent.crawl.jobs import COMPLETED, JobStore, QueuedPage
+from agent.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
 from agent.crawl.options import CrawlOptions
 from agent.crawl.politeness import HostGate
 from agent.crawl.robots import RobotsCache
@@ -24,6 +24,7 @@ from agent.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.documents import SUPPORTED, document
 from agent.errors import Degraded
 from agent.extract import Extraction, Page, extract_page
+from agent.fetch import Fetched
 from agent.services import Services
 
 
@@ -31,8 +32,7 @@ from agent.services import Services
 class Crawl:
     """What one running crawl holds."""
 
-    job_id: str
-    options: CrawlOptions
+    job: Job
     services: Services
     store: JobStore
     scope: Scope
@@ -40,74 +40,88 @@ class Crawl:
     gate: HostGate
     extract_slots: asyncio.Semaphore  # worker processes crawls may take: searches extract in the same pool
 
+    @property
+    def job_id(self) -> str:
+        return self.job.id
+
+    @property
+    def options(self) -> CrawlOptions:
+        return self.job.options
+
     def key(self, url: str) -> str:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job_id: str, options: CrawlOptions, services: Services, store: JobStore,
-                    extract_slots: asyncio.Semaphore | None = None) -> None:
-    """Crawl until no page is left queued, then mark the job completed (a cancelled task stops at once).
-    `extract_slots`: shared by every crawl, so that crawls leave extraction workers to searches."""
+async def run_crawl(job: Job, services: Services, store: JobStore, extract_slots: asyncio.Semaphore | None = None
+                    ) -> None:
+    """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
+    completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
+    extraction workers to searches."""
     settings = services.settings
-    crawl = Crawl(job_id, options, services, store, Scope(options, settings.crawl_junk_paths),
+    crawl = Crawl(job, services, store, Scope(job.options, settings.crawl_junk_paths),
                   RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
                   HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
-    if await store.call("has_pages", job_id):
-        await store.call("requeue_unfinished", job_id)  # resumed after a restart
-    else:
+    await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
+    if not job.seeded:
         await _seed(crawl)
-    concurrency = min(options.max_concurrency or settings.crawl_concurrency, settings.crawl_concurrency)
+        await store.run(store.mark_seeded, job.id)
+    ends = time.time() + settings.crawl_max_duration_s - (time.time() - job.created)
+    concurrency = min(job.options.max_concurrency or settings.crawl_concurrency, settings.crawl_concurrency)
     running: set[asyncio.Task] = set()
     try:
-        while True:
+        while time.time() < ends:
             if len(running) < concurrency:
-                for page in await store.call("take", job_id, concurrency - len(running)):
+                for page in await store.run(store.take, job.id, concurrency - len(running)):
                     running.add(asyncio.create_task(_visit(crawl, page)))
             if not running:
                 break
-            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            finished, running = await asyncio.wait(running, timeout=max(ends - time.time(), 0),
+                                                   return_when=asyncio.FIRST_COMPLETED)
             for task in finished:
                 task.result()  # a bug in a visit fails the job (the manager records it), not silently
     finally:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-    await store.call("finish", job_id, COMPLETED)
+    left = await store.run(store.queued, job.id)
+    note = (f"stopped after CRAWL_MAX_DURATION_S ({settings.crawl_max_duration_s:g} s) with {left} pages not "
+            "visited") if left else None
+    await store.run(store.finish, job.id, COMPLETED, note)
 
 
 async def _seed(crawl: Crawl) -> None:
     options = crawl.options
     seeds = [(crawl.key(url), url, 0) for url in options.seeds]
-    await crawl.store.call("add_pages", crawl.job_id, seeds, options.limit)
+    await crawl.store.run(crawl.store.add_pages, crawl.job_id, seeds, options.limit)
     if options.sitemap == "skip" or (options.max_depth == 0 and options.sitemap != "only"):
         return
     robots = await crawl.robots.of(options.seed)
     listed = await sitemap_urls(crawl.services.fetcher, sitemap_candidates(options.seed, robots.sitemaps()),
                                 options.limit * 2, crawl.services.settings.crawl_page_timeout_s)
     pages = [(crawl.key(url), url, 1) for url in listed if crawl.scope.follows(url) is None]
-    await crawl.store.call("add_pages", crawl.job_id, pages, options.limit)
+    await crawl.store.run(crawl.store.add_pages, crawl.job_id, pages, options.limit)
 
 
 async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
     store, job_id = crawl.store, crawl.job_id
     robots = await crawl.robots.of(queued.url)
     if not crawl.options.ignore_robots and not robots.allows(queued.url):
-        await store.call("failed", job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
+        await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
         return
     page = await _page(crawl, queued.url, robots.crawl_delay_s())
     if page.extracted is None:
         error = page.error or "no text could be extracted"
-        await store.call("failed", job_id, queued.key, error, _error_code(error))
+        await store.run(store.failed, job_id, queued.key, error, _error_code(error))
         return
     await _index(crawl, page)
     formats = [f for f in crawl.options.formats if f in SUPPORTED]
-    await store.call("done", job_id, queued.key,
-                     document(queued.url, page.extracted.title, page.extracted.description, page, formats))
+    await store.run(store.done, job_id, queued.key,
+                    document(queued.url, page.extracted.title, page.extracted.description, page, formats))
     if _follows_links(crawl.options, queued.depth):
         links = [(crawl.key(url), url, queued.depth + 1) for url in page.extracted.links
                  if crawl.scope.follows(url) is None]
-        await store.call("add_pages", job_id, list({k: (k, u, d) for k, u, d in links}.values()),
-                         crawl.options.limit)
+        await store.run(store.add_pages, job_id, list({k: (k, u, d) for k, u, d in links}.values()),
+                        crawl.options.limit)
 
 
 async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
@@ -118,13 +132,19 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     if not fetched.ok:
         return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
+    # the worker goes on with a page past the timeout, so the slot stays taken until it is done
+    extraction = asyncio.create_task(_extracted(crawl, fetched, how))
     try:
-        async with crawl.extract_slots, asyncio.timeout(settings.crawl_page_timeout_s):
-            return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+        return await asyncio.wait_for(asyncio.shield(extraction), settings.crawl_page_timeout_s)
     except TimeoutError:
         return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
     except BrokenProcessPool:
         return Page(fetched, error="the extraction worker died")
+
+
+async def _extracted(crawl: Crawl, fetched: Fetched, how: Extraction) -> Page:
+    async with crawl.extract_slots:
+        return await crawl.services.cpu_pool.run(extract_page, fetched, how)
 
 
 async def _index(crawl: Crawl, page: Page) -> None:
@@ -132,10 +152,10 @@ async def _index(crawl: Crawl, page: Page) -> None:
     try:
         report = await crawl.services.ingest.page(page)
     except Degraded as e:
-        await crawl.store.call("indexed", crawl.job_id, 0, 0, 0, str(e))
+        await crawl.store.run(crawl.store.indexed, crawl.job_id, 0, 0, 0, str(e))
         return
-    await crawl.store.call("indexed", crawl.job_id, len(report.get("indexed") or []),
-                           len(report.get("unchanged") or []), int(report.get("chunks") or 0), None)
+    await crawl.store.run(crawl.store.indexed, crawl.job_id, len(report.get("indexed") or []),
+                          len(report.get("unchanged") or []), int(report.get("chunks") or 0), None)
 
 
 def _follows_links(options: CrawlOptions, depth: int) -> bool:

@@ -7,12 +7,12 @@ MAX_PATTERNS of at most MAX_PATTERN_CHARS each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import re2
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from agent.errors import BadRequest
 
@@ -20,6 +20,12 @@ MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
 MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without following links
 MAX_URL_CHARS = 2048
+# Firecrawl's Document formats (contract §2.1); the ones agent.documents.SUPPORTED lacks are named in a warning
+FIRECRAWL_FORMATS = frozenset({
+    "markdown", "html", "rawHtml", "links", "images", "screenshot", "screenshot@fullPage", "summary", "json",
+    "changeTracking", "attributes", "branding", "highlights", "question", "query", "product", "menu", "audio",
+    "video",
+})
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,11 @@ class CrawlOptions:
 
     @classmethod
     def from_json(cls, stored: dict[str, Any]) -> CrawlOptions:
-        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in stored.items()})
+        """The options as `as_json` stored them; keys another version of Wisp wrote and this one lacks are
+        dropped (a missing required one raises TypeError)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in stored.items()
+                      if name in known})
 
 
 class _ScrapeOptions(BaseModel):
@@ -81,11 +91,12 @@ class CrawlRequest(BaseModel):
     ignoreSitemap: StrictBool | None = None  # noqa: N815 - v1
     ignoreQueryParameters: StrictBool | None = None  # noqa: N815
     deduplicateSimilarURLs: StrictBool | None = None  # noqa: N815
-    delay: float | None = Field(None, gt=0, le=60)
+    delay: StrictFloat | StrictInt | None = Field(None, gt=0, le=60)
     maxConcurrency: StrictInt | None = Field(None, ge=1, le=100)  # noqa: N815
     scrapeOptions: _ScrapeOptions | None = None  # noqa: N815
     webhook: StrictStr | dict[str, Any] | None = None
     prompt: StrictStr | None = Field(None, max_length=10_000)
+    zeroDataRetention: StrictBool | None = None  # noqa: N815
     # Wisp's extension: more pages to index as seeds (the CLI's `urls FILE`)
     urls: list[StrictStr] | None = Field(None, max_length=MAX_SEED_URLS)
 
@@ -105,6 +116,8 @@ class CrawlRequest(BaseModel):
         seeds = tuple(dict.fromkeys([self.url, *(self.urls or [])]))
         for seed in seeds:
             _check_url(seed)
+        if self.zeroDataRetention:
+            raise BadRequest("zeroDataRetention is not supported: a crawl's Documents are kept for CRAWL_TTL_S")
         warnings = []
         if self.webhook is not None:
             warnings.append("webhook is not supported: poll GET /v2/crawl/{id}")
@@ -116,6 +129,12 @@ class CrawlRequest(BaseModel):
             limit = max_pages
         scrape = self.scrapeOptions or _ScrapeOptions()
         formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
+        if unknown := sorted(set(formats) - FIRECRAWL_FORMATS):
+            raise BadRequest(f"unknown scrapeOptions.formats {unknown}")
+        from agent.documents import SUPPORTED  # documents needs the settings, which need this package's scope
+
+        if unsupported := sorted(set(formats) - set(SUPPORTED)):
+            warnings.append(f"scrapeOptions.formats {unsupported} are not supported by crawls and were skipped")
         sitemap = self.sitemap or ("skip" if self.ignoreSitemap else "include")
         return CrawlOptions(
             seeds=seeds, limit=limit,

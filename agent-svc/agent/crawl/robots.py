@@ -2,11 +2,12 @@
 
 Read with Protego (wildcards, Allow precedence and the other modern rules); the rules for Wisp's own token
 and for Firecrawl's both apply, since sites that block Firecrawl's crawler mean Wisp too. A site without a
-readable robots.txt (404, an error, not text) blocks nothing, as for Firecrawl.
+readable robots.txt (404, an error, an HTML page) blocks nothing, as for Firecrawl.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -41,13 +42,15 @@ class RobotsCache:
     def __init__(self, fetcher: Fetcher, timeout_s: float) -> None:
         self._fetcher, self._timeout_s = fetcher, timeout_s
         self._by_origin: dict[str, Robots] = {}
+        self._reading: dict[str, asyncio.Lock] = {}  # the first page of a site reads it, the others wait
 
     async def of(self, url: str) -> Robots:
         parts = urlsplit(url)
         origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-        if origin not in self._by_origin:
-            fetched = await self._fetcher.fetch_before(origin + "/robots.txt", time.monotonic() + self._timeout_s)
-            readable = fetched.ok and fetched.content_type in ("", "text/plain")
-            text = fetched.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace") if readable else ""
-            self._by_origin[origin] = Robots(Protego.parse(text) if text.strip() else None)
+        async with self._reading.setdefault(origin, asyncio.Lock()):
+            if origin not in self._by_origin:
+                fetched = await self._fetcher.fetch_before(origin + "/robots.txt", time.monotonic() + self._timeout_s)
+                readable = fetched.ok and fetched.content_type in ("", "text/plain")
+                text = fetched.body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace") if readable else ""
+                self._by_origin[origin] = Robots(Protego.parse(text) if text.strip() else None)
         return self._by_origin[origin]

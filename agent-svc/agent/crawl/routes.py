@@ -1,4 +1,4 @@
-"""HTTP routes of Firecrawl's crawl API: parse, call the manager, shape the reply (crawl/wire.py)."""
+"""HTTP routes of Firecrawl's crawl API (v2, and v1's paths): parse, call the manager, shape the reply."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from agent.crawl.manager import Crawls
 from agent.crawl.options import CrawlRequest
-from agent.crawl.wire import MAX_PAGE_BYTES, errors_body, paging, started_body, status_body
+from agent.crawl.wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.firecrawl import parsed
 
 router = APIRouter()
@@ -18,7 +18,9 @@ def _crawls(request: Request) -> Crawls:
 
 
 def _base_url(request: Request) -> str:
-    return str(request.base_url).rstrip("/")
+    """Where this API version's crawl routes are, as the client reached them: `url` and `next` point there."""
+    version = request.url.path.lstrip("/").split("/", 1)[0]
+    return f"{str(request.base_url).rstrip('/')}/{version}"
 
 
 @router.post("/v2/crawl")
@@ -29,17 +31,18 @@ async def start_crawl(request: Request) -> JSONResponse:
     return JSONResponse(started_body(await crawls.start(options), _base_url(request)))
 
 
+@router.get("/v2/crawl/active")
+@router.get("/v2/crawl/ongoing")
+async def active_crawls(request: Request) -> JSONResponse:
+    return JSONResponse(active_body(await _crawls(request).active()))
+
+
 @router.get("/v2/crawl/{job_id}")
 @router.get("/v1/crawl/{job_id}")
 async def crawl_status(job_id: str, request: Request) -> JSONResponse:
-    crawls = _crawls(request)
-    raw_limit = request.query_params.get("limit")
-    skip, limit = paging(request.query_params.get("skip"), raw_limit)
-    job = await crawls.job(job_id)
-    counts = await crawls.store.call("counts", job_id)
-    documents = await crawls.store.call("documents", job_id, skip, limit, MAX_PAGE_BYTES)
-    return JSONResponse(status_body(job, counts, documents, skip, int(raw_limit) if raw_limit else None,
-                                   _base_url(request)))
+    skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
+    job, counts, documents = await _crawls(request).status(job_id, skip, limit, MAX_PAGE_BYTES)
+    return JSONResponse(status_body(job, counts, documents, skip, asked, _base_url(request)))
 
 
 @router.delete("/v2/crawl/{job_id}")
@@ -50,8 +53,7 @@ async def cancel_crawl(job_id: str, request: Request) -> JSONResponse:
 
 
 @router.get("/v2/crawl/{job_id}/errors")
+@router.get("/v1/crawl/{job_id}/errors")
 async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
-    crawls = _crawls(request)
-    await crawls.job(job_id)
-    errors, robots_blocked = await crawls.store.call("errors", job_id)
+    errors, robots_blocked = await _crawls(request).errors(job_id)
     return JSONResponse(errors_body(job_id, errors, robots_blocked))

@@ -36,7 +36,7 @@ def url_key(url: str, ignore_query: bool = False, dedupe_similar: bool = True) -
     if dedupe_similar:
         host = host.removeprefix("www.")
         scheme = "http"
-        path = path.removesuffix("index.html").removesuffix("index.htm")
+        path = path.removesuffix("/index.html").removesuffix("/index.htm")  # a whole segment: not reindex.html
         path = path.rstrip("/") or "/"
     return urlunsplit((scheme, host + port, path, "" if ignore_query else parts.query, ""))
 
@@ -48,8 +48,8 @@ class Scope:
         seed = urlsplit(options.seed)
         self.options = options
         self._host = (seed.hostname or "").lower().removeprefix("www.")
-        self._port = seed.port
-        self._prefix = seed.path if seed.path.endswith("/") else posixpath.dirname(seed.path).rstrip("/") + "/"
+        self._port = _port(seed.scheme, seed.port)
+        self._prefix = _folder(seed.path)
         self._include = [re2.compile(p) for p in options.include]
         self._exclude = [re2.compile(p) for p in options.exclude]
         self._junk = re2.compile(junk) if junk else None
@@ -63,7 +63,7 @@ class Scope:
             return "malformed URL"
         if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > MAX_URL_CHARS:
             return "not an http(s) URL"
-        if not self._on_site((parts.hostname or "").lower().removeprefix("www."), port):
+        if not self._on_site((parts.hostname or "").lower().removeprefix("www."), _port(parts.scheme, port)):
             return "another site"
         if not self.options.entire_domain and not self.options.external and not parts.path.startswith(self._prefix):
             return f"outside {self._prefix}"
@@ -74,7 +74,9 @@ class Scope:
             return "excludePaths"
         if self._include:
             return None if any(p.search(target) for p in self._include) else "not in includePaths"
-        if self._junk and self._junk.search(parts.path + (f"?{parts.query}" if parts.query else "")):
+        # only below the seed's folder: a crawl of /blog/ follows its posts
+        below = parts.path[len(self._prefix) - 1:] if parts.path.startswith(self._prefix) else parts.path
+        if self._junk and self._junk.search(below + (f"?{parts.query}" if parts.query else "")):
             return "a navigation page (about, blog, news, changelog, tags, search)"
         return None
 
@@ -84,3 +86,15 @@ class Scope:
         if host == self._host:
             return port == self._port
         return self.options.subdomains and host.endswith("." + self._host)
+
+
+def _port(scheme: str, port: int | None) -> int:
+    return port or (443 if scheme == "https" else 80)
+
+
+def _folder(path: str) -> str:
+    """The folder a seed's path names: itself when it ends in / or has no extension (/docs), else its parent."""
+    if path.endswith("/"):
+        return path
+    last = path.rsplit("/", 1)[-1]
+    return path + "/" if "." not in last else posixpath.dirname(path).rstrip("/") + "/"

@@ -18,20 +18,26 @@ DEFAULT_PAGE, MAX_PAGE = 100, 1000
 MAX_PAGE_BYTES = 10 * 1024 * 1024
 
 
-def paging(skip: str | None, limit: str | None) -> tuple[int, int]:
-    """`skip` and `limit` of GET /v2/crawl/{id}: 400 unless a non-negative integer and 1..1000."""
-    try:
-        first = int(skip) if skip is not None else 0
-        size = int(limit) if limit is not None else DEFAULT_PAGE
-    except ValueError:
-        raise BadRequest("skip and limit must be integers") from None
-    if first < 0 or not 1 <= size <= MAX_PAGE or first > 10**9:
-        raise BadRequest(f"skip must be 0 or more and limit from 1 to {MAX_PAGE}")
-    return first, size
+def paging(skip: str | None, limit: str | None) -> tuple[int, int, int | None]:
+    """`skip`, `limit` and the limit as asked (None: the default) of GET /v2/crawl/{id}: 400 unless skip is a
+    non-negative integer and limit one from 1 to 1000."""
+    if any(value is not None and not (value.isascii() and value.isdigit() and len(value) <= 10)
+           for value in (skip, limit)):
+        raise BadRequest("skip and limit must be non-negative integers")
+    first = int(skip) if skip is not None else 0
+    asked = int(limit) if limit is not None else None
+    if asked is not None and not 1 <= asked <= MAX_PAGE:
+        raise BadRequest(f"limit must be from 1 to {MAX_PAGE}")
+    return first, asked or DEFAULT_PAGE, asked
 
 
 def started_body(job_id: str, base_url: str) -> dict[str, Any]:
-    return {"success": True, "id": job_id, "url": f"{base_url}/v2/crawl/{job_id}"}
+    return {"success": True, "id": job_id, "url": f"{base_url}/crawl/{job_id}"}
+
+
+def active_body(jobs: list[Job]) -> dict[str, Any]:
+    return {"success": True, "crawls": [{"id": j.id, "url": j.options.seed, "created_at": _iso(j.created),
+                                         "options": j.options.as_json()} for j in jobs]}
 
 
 def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip: int, limit: int | None,
@@ -44,11 +50,13 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
     }
     if counts.completed > skip + len(documents):
         query = {"skip": skip + len(documents), **({"limit": limit} if limit is not None else {})}
-        body["next"] = f"{base_url}/v2/crawl/{job.id}?{urlencode(query)}"
+        body["next"] = f"{base_url}/crawl/{job.id}?{urlencode(query)}"
     warnings = list(job.options.warnings)
     if job.status == FAILED and job.error:
         body["error"] = job.error
         warnings.append(f"the crawl failed: {job.error}")
+    elif job.error:  # a crawl stopped at its time limit
+        warnings.append(job.error)
     if job.not_indexed:
         warnings.append(f"{job.not_indexed} pages were not indexed: {job.index_error}")
     if warnings:

@@ -1,6 +1,7 @@
 """hybrid_vector: SearXNG and the vector index in parallel, merged by reciprocal rank fusion with URL
 de-duplication (seed 003). With `rerank: true` the merged pool then goes through hybrid mode's scoring (fetch,
-BM25 shortlist, reranker, margin, fusion); without it the merged order is the answer, at keyword speed.
+BM25 shortlist, reranker, margin, fusion); without it the merged order is the answer, at keyword speed, with
+the index's chunks as the packed context.
 
 A page both sides found is one result and carries the index's best chunk, better evidence than a snippet.
 Either side failing leaves the other's results, with a warning naming the cause.
@@ -17,7 +18,8 @@ from agent.errors import Degraded, WispError
 from agent.fusion import merged_lists
 from agent.indexed import IndexedHit, index_hits
 from agent.modes import hybrid, keyword
-from agent.outcome import ResultDetail, SearchOutcome
+from agent.outcome import SearchOutcome
+from agent.pack import context_text, pack
 from agent.pipeline import RankSpec, run_ranked
 from agent.pool import Candidate, candidate_pool
 from agent.query import SearchQuery
@@ -33,10 +35,13 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
         return await run_ranked(query, ctx, spec(ctx.services.settings))
     outcome, hits, indexed = await _both_sides(query, ctx, query.limit, DEFAULT_SOURCE)
     merged = _merged(hits, indexed, ctx.services.settings.hybrid_vector_index_weight)[: query.limit]
-    shown = {h.url for h in merged}
-    details = {i.hit.url: ResultDetail(i.score, "index", (i.passage.as_json(),)) for i in indexed if i.hit.url in shown}
+    shown = [i for i in indexed if i.hit.url in {h.url for h in merged}]
+    settings = ctx.services.settings
+    packed = pack([i.passage for i in shown], settings.pack_chars, settings.pack_per_url)
     limited = outcome.limited(query.limit)
-    return replace(limited, buckets={**limited.buckets, DEFAULT_SOURCE: merged}, details=details)
+    return replace(limited, buckets={**limited.buckets, DEFAULT_SOURCE: merged},
+                   details={i.hit.url: i.detail() for i in shown}, context=context_text(packed) if packed else None,
+                   packed=tuple(packed))
 
 
 def spec(settings: Settings) -> RankSpec:

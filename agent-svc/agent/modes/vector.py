@@ -10,7 +10,7 @@ from __future__ import annotations
 from agent.errors import Degraded
 from agent.indexed import index_hits
 from agent.modes import keyword
-from agent.outcome import ResultDetail, SearchOutcome
+from agent.outcome import SearchOutcome
 from agent.pack import context_text, pack
 from agent.query import SearchQuery
 from agent.search_context import SearchContext
@@ -28,9 +28,11 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     warnings = []
     if others := [name for name in buckets if name != DEFAULT_SOURCE]:
         warnings.append(f"the vector index holds web pages only: {', '.join(others)} came back empty")
+    if query.tbs or any(s.tbs for s in query.sources):
+        warnings.append("the vector index keeps no dates: tbs was not applied")
     if not found:
         warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {settings.vector_floor})")
     packed = pack([f.passage for f in found], settings.pack_chars, settings.pack_per_url)
-    details = {f.hit.url: ResultDetail(f.score, "index", (f.passage.as_json(),)) for f in found}
+    details = {f.hit.url: f.detail() for f in found}
     return SearchOutcome(buckets, tuple(warnings), details, context=context_text(packed), packed=tuple(packed))
 

@@ -132,7 +132,9 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     if not fetched.ok:
         return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
-    # the worker goes on with a page past the timeout, so the slot stays taken until it is done
+    # the worker goes on with a page past the timeout, so the slot stays taken until it is done; the wait for a
+    # slot, behind other pages, is not this page's extraction time
+    await crawl.extract_slots.acquire()
     extraction = asyncio.create_task(_extracted(crawl, fetched, how))
     try:
         return await asyncio.wait_for(asyncio.shield(extraction), settings.crawl_page_timeout_s)
@@ -143,8 +145,10 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
 
 
 async def _extracted(crawl: Crawl, fetched: Fetched, how: Extraction) -> Page:
-    async with crawl.extract_slots:
+    try:
         return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+    finally:
+        crawl.extract_slots.release()
 
 
 async def _index(crawl: Crawl, page: Page) -> None:

@@ -88,8 +88,9 @@ class Scope:
         return self.options.subdomains and host.endswith("." + self._host)
 
 
-def _port(scheme: str, port: int | None) -> int:
-    return port or (443 if scheme == "https" else 80)
+def _port(scheme: str, port: int | None) -> int | None:
+    """An explicit port, None for the scheme's default one: http and https on their default ports are one site."""
+    return None if port == {"http": 80, "https": 443}.get(scheme) else port
 
 
 def _folder(path: str) -> str:

@@ -1,7 +1,7 @@
 """hybrid_vector: SearXNG and the vector index in parallel, merged by reciprocal rank fusion with URL
 de-duplication (seed 003). With `rerank: true` the merged pool then goes through hybrid mode's scoring (fetch,
-BM25 shortlist, reranker, margin, fusion); without it the merged order is the answer, at keyword speed, with
-the index's chunks as the packed context.
+BM25 shortlist, reranker, margin, fusion); without it the merged order is the answer, with nothing fetched
+(tens of milliseconds), and the index's chunks as the packed context.
 
 A page both sides found is one result and carries the index's best chunk, better evidence than a snippet.
 Either side failing leaves the other's results, with a warning naming the cause.

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from agent.fusion import FUSIONS, linear, rrf, z_scores
+from agent.fusion import FUSIONS, RRF_K, linear, merged_lists, rrf, z_scores
 
 
 def columns(scores: list[float], **more: list[float]) -> dict[str, list[float]]:
@@ -44,3 +44,32 @@ def test_z_scores_of_equal_values_are_zero() -> None:
 def test_every_fusion_keeps_every_candidate_once(name: str) -> None:
     assert sorted(FUSIONS[name](columns([0.3, 0.1, 0.2]), {"score": 0.5})) == [0, 1, 2]
     assert FUSIONS[name](columns([0.7]), {"score": 0.5}) == [0]
+
+
+def test_merged_lists_lift_a_key_found_in_several_lists() -> None:
+    assert merged_lists([["a", "b", "c"], ["c"]], [1.0, 1.0]) == ["c", "a", "b"]
+    assert merged_lists([["a", "b"], ["x", "b"]], [1.0, 1.0]) == ["b", "a", "x"]
+
+
+def test_merged_lists_ties_keep_the_first_lists_order() -> None:
+    assert merged_lists([["a"], ["b"]], [1.0, 1.0]) == ["a", "b"]
+    assert merged_lists([["b"], ["a"]], [1.0, 1.0]) == ["b", "a"]
+    assert merged_lists([["a", "b"], ["c", "d"]], [1.0, 1.0]) == ["a", "c", "b", "d"]
+
+
+def test_merged_lists_weigh_each_list() -> None:
+    assert merged_lists([["a"], ["b"]], [1.0, 2.0]) == ["b", "a"]
+    assert merged_lists([["a", "b"], ["c"]], [1.0, 0.0]) == ["a", "b", "c"]  # a weightless list's keys come last
+
+
+def test_merged_lists_k_sets_how_decisive_the_top_ranks_are() -> None:
+    lists, weights = [["a", "x", "b"], ["b"]], [1.0, 0.5]
+    assert merged_lists(lists, weights) == merged_lists(lists, weights, k=RRF_K) == ["b", "a", "x"]
+    assert merged_lists(lists, weights, k=0) == ["a", "b", "x"]  # b's two middling ranks no longer beat a's first
+
+
+def test_merged_lists_keep_every_key_once_and_need_one_weight_per_list() -> None:
+    assert merged_lists([], []) == [] and merged_lists([[], ["a"]], [1.0, 1.0]) == ["a"]
+    assert sorted(merged_lists([["a", "b"], ["b", "c"], ["c", "a"]], [1.0, 1.0, 1.0])) == ["a", "b", "c"]
+    with pytest.raises(ValueError):
+        merged_lists([["a"], ["b"]], [1.0])

@@ -126,6 +126,10 @@ class JobStore:
     def running(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT id FROM jobs WHERE status = ? ORDER BY created", (RUNNING,))]
 
+    def running_jobs(self) -> list[Job]:
+        """The running jobs, oldest first; one whose stored options cannot be read comes back failed."""
+        return [job for job in map(self.job, self.running()) if job is not None]
+
     def mark_seeded(self, job_id: str) -> None:
         self._db.execute("UPDATE jobs SET seeded = 1 WHERE id = ?", (job_id,))
 

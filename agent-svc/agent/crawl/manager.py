@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from agent.crawl.crawler import run_crawl
-from agent.crawl.jobs import CANCELLED, FAILED, TERMINAL, Counts, Job, JobStore
+from agent.crawl.jobs import CANCELLED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.crawl.options import CrawlOptions
 from agent.errors import WispError
 from agent.firecrawl import new_id
@@ -63,13 +63,12 @@ class Crawls:
         """Resume every crawl a previous run of agent-svc left running; forget expired finished ones."""
         await self.store.run(self.store.expire)
         resumed = []
-        for job_id in await self.store.run(self.store.running):
-            job = await self.store.run(self.store.job, job_id)
-            if job is None or job.status != "scraping":  # its options could not be read: it reports failed
-                await self.store.run(self.store.finish, job_id, FAILED, job.error if job else "lost")
+        for job in await self.store.run(self.store.running_jobs):
+            if job.status != RUNNING:  # its options could not be read: it reports failed
+                await self.store.run(self.store.finish, job.id, FAILED, job.error)
                 continue
             self._spawn(job)
-            resumed.append(job_id)
+            resumed.append(job.id)
         if resumed:
             log.info("resumed %d crawls: %s", len(resumed), ", ".join(resumed))
         return resumed
@@ -91,8 +90,7 @@ class Crawls:
         return await self.store.run(self.store.errors, job_id)
 
     async def active(self) -> list[Job]:
-        return [j for j in [await self.store.run(self.store.job, i) for i in await self.store.run(self.store.running)]
-                if j is not None]
+        return await self.store.run(self.store.running_jobs)
 
     async def cancel(self, job_id: str) -> None:
         job = await self.job(job_id)

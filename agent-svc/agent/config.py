@@ -132,6 +132,9 @@ class Settings(BaseSettings):
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
+    # /v2/scrape and /v1/scrape
+    scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
+                                    "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

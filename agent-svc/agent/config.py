@@ -143,6 +143,9 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(2000, ge=10, description="Longest search query, in characters (SearXNG's engines "
                                  "take about this much)")
     max_domains: int = Field(1000, ge=1, description="Most includeDomains or excludeDomains of one search")
+    # /v2/scrape and /v1/scrape
+    scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
+                                    "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
     log_level: str = Field("INFO", description="Python logging level")
 
     def request_limits(self) -> RequestLimits:

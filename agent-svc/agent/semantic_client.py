@@ -14,7 +14,6 @@ import httpx
 
 from agent.errors import Degraded
 
-
 _LEAST_WAIT_S = 0.05  # shorter than this, no answer could come back
 
 

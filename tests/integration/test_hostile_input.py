@@ -15,6 +15,7 @@ import httpx
 import pytest
 from conftest import FIXTURES, SEARX_PYTHON, agent_service
 
+from offline_web.memory import session_rss_mib
 from offline_web.processes import Service, free_port
 from offline_web.stack import OfflineStack
 
@@ -132,20 +133,6 @@ def hostile_agent(stack: OfflineStack, semantic_url: str, tmp_path_factory: pyte
         yield agent
 
 
-def session_rss_mib(service: Service) -> float:
-    """The resident memory of agent-svc and every process of its session (its extraction workers)."""
-    assert service.process is not None
-    session, total = service.process.pid, 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[3]) == session:  # the session id: the service was started in a session of its own
-                total += int(fields[21])
-        except (OSError, ValueError, IndexError):
-            continue
-    return total * 4096 / 2**20
-
-
 def test_malformed_result_urls_are_dropped_not_a_500(hostile_agent: Service) -> None:
     body = httpx.post(hostile_agent.url + V2, json={"query": "anything", "limit": 10}, timeout=30).json()
     urls = [item["url"] for item in body["data"]["web"]]
@@ -168,4 +155,5 @@ def test_hostile_pages_hold_the_deadline_and_give_memory_back(hostile_agent: Ser
         assert "error" in by_url["_test/hang?seconds=60"]["metadata"]
         assert "pages have no scraped content" in body["warning"]  # the failed Documents are named
         assert "within 0.0 s" not in body["warning"]
-    assert session_rss_mib(hostile_agent) < 1500
+    assert hostile_agent.process is not None
+    assert session_rss_mib(hostile_agent.process.pid) < 1500

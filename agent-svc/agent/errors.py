@@ -33,6 +33,11 @@ class InvalidRequestBody(BadRequest):
         super().__init__("Invalid request body", details)
 
 
+class PayloadTooLarge(WispError):
+    status = 413
+    code = "PAYLOAD_TOO_LARGE"
+
+
 class SearchTimeout(WispError):
     """The request's own `timeout` ran out (Firecrawl answers 408 for its scrape-phase timeout)."""
 

@@ -17,16 +17,11 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.errors import BadRequest, InvalidJson, WispError
+from agent.errors import BadRequest, InvalidJson, PayloadTooLarge, WispError
 
 # a JSON string (escapes included) or one bracket: the brackets outside strings give the nesting
 _JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _OPENERS = frozenset(b"[{")
-
-
-class PayloadTooLarge(WispError):
-    status = 413
-    code = "PAYLOAD_TOO_LARGE"
 
 
 @dataclass(frozen=True)
@@ -64,9 +59,9 @@ def _check_depth(raw: bytes, max_depth: int) -> None:
             depth -= 1
 
 
-def _check_values(value: Any, max_items: int, path: tuple[str | int, ...] = ()) -> None:
+def _check_values(value: Any, max_items: int) -> None:
     """Every list within `max_items`, every string valid Unicode; iterative, since depth is already bounded."""
-    pending: list[tuple[Any, tuple[str | int, ...]]] = [(value, path)]
+    pending: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while pending:
         item, where = pending.pop()
         if isinstance(item, str):

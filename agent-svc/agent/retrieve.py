@@ -85,7 +85,7 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
         result.warnings.append(f"{plan.source}: {plan.skip_reason}; its results are empty")
         return result
     collected: list[Hit] = []
-    next_page, exhausted = 1, False
+    next_page, exhausted, malformed = 1, False, 0
     while not exhausted and next_page <= policy.max_pages:
         wanted = math.ceil(max(limit - len(result.hits), 1) / policy.page_size)
         batch = range(next_page, min(next_page + wanted, policy.max_pages + 1))
@@ -100,7 +100,7 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
             if isinstance(page, BaseException):
                 raise page
             _note_unresponsive(result, page)
-            _note_malformed(result, page)
+            malformed += page.malformed
             if number == 1 and not page.hits and page.unresponsive:
                 result.error = _all_engines_failed(plan.source, page)
             if not page.hits:
@@ -110,6 +110,8 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
         result.hits = _kept(collected, plan)
         if len(result.hits) >= limit:
             break
+    if malformed:
+        result.warnings.append(f"{plan.source}: {malformed} SearXNG results had a malformed URL and were dropped")
     return result
 
 
@@ -138,12 +140,6 @@ def _note_unresponsive(result: SourceResult, page: SearxngPage) -> None:
     warning = f"{result.source}: some SearXNG engines did not answer: {engines}; results may be incomplete"
     if page.unresponsive and warning not in result.warnings:
         result.warnings.append(warning)
-
-
-def _note_malformed(result: SourceResult, page: SearxngPage) -> None:
-    if page.malformed:
-        result.warnings.append(f"{result.source}: {page.malformed} SearXNG results had a malformed URL and were "
-                               "dropped")
 
 
 def _all_engines_failed(source: str, page: SearxngPage) -> WispError:

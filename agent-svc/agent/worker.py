@@ -14,7 +14,7 @@ import struct
 import sys
 from typing import Any, BinaryIO
 
-_LENGTH = struct.Struct("!Q")
+LENGTH = struct.Struct("!Q")  # each frame: its length, then a pickle
 _PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
@@ -24,7 +24,7 @@ def main(parent: int) -> None:
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     while (payload := _read_frame(requests)) is not None:
         answer = _answer(*pickle.loads(payload))
-        answers.write(_LENGTH.pack(len(answer)) + answer)
+        answers.write(frame(answer))
         answers.flush()
 
 
@@ -40,11 +40,15 @@ def _answer(fn: Any, args: tuple) -> bytes:
         return pickle.dumps(("error", failure, _resident_mib()), pickle.HIGHEST_PROTOCOL)
 
 
+def frame(payload: bytes) -> bytes:
+    return LENGTH.pack(len(payload)) + payload
+
+
 def _read_frame(stream: BinaryIO) -> bytes | None:
-    header = stream.read(_LENGTH.size)
-    if len(header) < _LENGTH.size:
+    header = stream.read(LENGTH.size)
+    if len(header) < LENGTH.size:
         return None
-    (length,) = _LENGTH.unpack(header)
+    (length,) = LENGTH.unpack(header)
     payload = stream.read(length)
     return payload if len(payload) == length else None
 

@@ -16,13 +16,13 @@ import asyncio
 import logging
 import os
 import pickle
-import struct
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from agent.worker import LENGTH, frame
+
 log = logging.getLogger(__name__)
-_LENGTH = struct.Struct("!Q")
 
 
 class WorkerDied(Exception):
@@ -69,11 +69,14 @@ class WorkerPool:
             worker = self._idle.pop() if self._idle else await self._spawn()
             try:
                 result = await worker.call(fn, args)
-            except BaseException as e:
-                if not isinstance(e, Exception) or isinstance(e, WorkerDied):  # cancelled mid-task, or dead
-                    self._retire(worker)
-                    raise
+            except WorkerDied:
+                self._retire(worker)
+                raise
+            except Exception:  # what `fn` raised: the worker answered, and can go on
                 self._keep(worker)
+                raise
+            except BaseException:  # cancelled mid-task: the worker is still busy with it
+                self._retire(worker)
                 raise
             self._keep(worker)
             return result
@@ -111,10 +114,6 @@ class WorkerPool:
         return worker
 
 
-def frame(payload: bytes) -> bytes:
-    return _LENGTH.pack(len(payload)) + payload
-
-
 async def read_frame(stream: asyncio.StreamReader) -> bytes:
-    (length,) = _LENGTH.unpack(await stream.readexactly(_LENGTH.size))
+    (length,) = LENGTH.unpack(await stream.readexactly(LENGTH.size))
     return await stream.readexactly(length)

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from wisp_obs.logs import LogFormat
 
 from agent.crawl.scope import DEFAULT_JUNK_PATHS
 from agent.features import FEATURES
@@ -132,6 +133,10 @@ class Settings(BaseSettings):
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
+    # observability
+    log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
+    engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
+                                          "which engines answer")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

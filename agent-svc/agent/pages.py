@@ -12,6 +12,7 @@ import time
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
+from agent import metrics
 from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
 
@@ -42,10 +43,11 @@ async def fetch_pages(urls: list[str], ctx: SearchContext, how: Extraction, dead
 
 
 def snippet_warning(pages: dict[str, Page]) -> str | None:
-    """One warning naming the pages whose snippets stood in, and why."""
+    """One warning naming the pages whose snippets stood in, and why; counted as a degradation."""
     failed = [(url, page.error) for url, page in pages.items() if page.error]
     if not failed:
         return None
+    metrics.degraded("snippets")
     reasons = "; ".join(f"{url} ({error})" for url, error in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
     return f"{len(failed)} of {len(pages)} pages used their SearXNG snippet instead: {reasons}{more}"

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from wisp_obs.requests import id_header
 
 from agent.errors import Degraded
 
@@ -87,7 +88,9 @@ class SemanticClient:
         timeout = timeout_s or self._timeout_s
         timeout = min(timeout, budget_s) if budget_s is not None else timeout
         try:
-            response = await self._http.request(method, self.base_url + path, json=body, timeout=max(timeout, 0.05))
+            # the request's id goes along, so that semantic-svc's log lines carry it too
+            response = await self._http.request(method, self.base_url + path, json=body, timeout=max(timeout, 0.05),
+                                                headers=id_header())
         except httpx.TimeoutException:
             raise SemanticUnavailable(f"semantic-svc did not answer {path} within {timeout:.1f} s") from None
         except httpx.HTTPError as e:

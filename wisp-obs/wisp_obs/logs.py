@@ -61,6 +61,7 @@ def configure(level: str, log_format: LogFormat) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    logging.captureWarnings(True)  # Python's warnings become lines of the log too, not raw text beside them
     uvicorn = logging.getLogger("uvicorn")  # its level stays as uvicorn's --log-level set it
     uvicorn.handlers.clear()
     uvicorn.propagate = True

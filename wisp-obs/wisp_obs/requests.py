@@ -86,6 +86,7 @@ class ObservedRequests:
         _current.set(info)
         header = (b"x-request-id", info.id.encode())
         status = 500  # what the server answers when the app raises before it responds
+        root_path = scope.get("root_path", "")
         started = time.perf_counter()
 
         async def send_with_id(message: Message) -> None:
@@ -99,7 +100,7 @@ class ObservedRequests:
             await self._app(scope, receive, send_with_id)
         finally:
             seconds = time.perf_counter() - started
-            info.route = getattr(scope.get("route"), "path", UNMATCHED)
+            info.route = _route_template(scope, root_path)
             self._observe(info, status, seconds)
             self._log(info, status, seconds)
 
@@ -123,6 +124,17 @@ def id_header() -> dict[str, str]:
     """The current request's id as a response header, for a response sent outside the middleware."""
     info = _current.get()
     return {HEADER: info.id} if info else {}
+
+
+def _route_template(scope: Scope, root_path: str) -> str:
+    """The template of the route that served the request. Inside a mounted app it follows the mount's path, by
+    which routing grew the scope's root_path (Wisp mounts at fixed paths: a mount path with parameters would
+    show their values); an app mounted without routes of its own is the mount's path alone."""
+    mount = scope.get("root_path", "")[len(root_path):]
+    route = scope.get("route")
+    if route is None:
+        return mount or UNMATCHED
+    return mount + route.path
 
 
 def _well_formed(value: bytes) -> str | None:

@@ -43,6 +43,19 @@ def make_app(observed: Observed, trust_incoming_id: bool = False) -> FastAPI:
     async def healthz() -> dict:
         return {}
 
+    inner = FastAPI()
+
+    @inner.get("/things/{thing}")
+    async def thing(thing: str) -> dict:
+        return {}
+
+    app.mount("/mounted", inner)
+
+    async def bare(scope, receive, send) -> None:  # an ASGI app without routes, as some SDKs mount
+        await JSONResponse({})(scope, receive, send)
+
+    app.mount("/bare", bare)
+
     @app.exception_handler(Exception)
     async def unexpected(_, error: Exception) -> JSONResponse:
         return JSONResponse({"error": "internal"}, status_code=500, headers=id_header())
@@ -91,6 +104,12 @@ def test_unmatched_paths_and_odd_methods_keep_labels_bounded(client: TestClient,
     (missing, _, _), (odd, status, _) = observed.calls
     assert missing.route == UNMATCHED
     assert (odd.method, odd.route, status) == ("OTHER", "/items/{item_id}", 405)
+
+
+def test_a_mounted_apps_route_keeps_the_mounts_path(client: TestClient, observed: Observed) -> None:
+    assert client.get("/mounted/things/7").status_code == 200
+    assert client.get("/bare/anything/9").status_code == 200
+    assert [info.route for info, _, _ in observed.calls] == ["/mounted/things/{thing}", "/bare"]
 
 
 def test_an_unhandled_error_is_a_500_observed_and_named(client: TestClient, observed: Observed) -> None:

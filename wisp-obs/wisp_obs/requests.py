@@ -121,7 +121,8 @@ class ObservedRequests:
 
 
 def id_header() -> dict[str, str]:
-    """The current request's id as a response header, for a response sent outside the middleware."""
+    """The current request's id as a header: for a response sent outside the middleware, and for the calls a
+    request makes to another Wisp service."""
     info = _current.get()
     return {HEADER: info.id} if info else {}
 

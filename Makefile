@@ -27,11 +27,11 @@ install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
 # torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
 # unpinned torch (or uv) would download a multi-GB CUDA build
 $(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml \
-		eval/pyproject.toml wisp-text/pyproject.toml tests/requirements.txt $(LLAMA_WHEEL)
+		eval/pyproject.toml wisp-text/pyproject.toml wisp-obs/pyproject.toml tests/requirements.txt $(LLAMA_WHEEL)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==$(TORCH_VERSION)
-	$(PY) -m pip install -q -e wisp-text -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
+	$(PY) -m pip install -q -e wisp-text -e wisp-obs -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
 	  -r tests/requirements.txt --find-links $(WHEELHOUSE) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 	touch $@
 

@@ -31,7 +31,7 @@ from wisp_eval.dataset import load_queries
 
 ROOT = Path(__file__).parent.parent
 MODES = ("keyword", "hybrid", "semantic")
-PACKAGES = ("agent-svc", "wisp-text")
+PACKAGES = ("agent-svc", "wisp-text", "wisp-obs")
 FALLBACKS = ("results keep SearXNG's order", "ranked by snippets alone")
 
 

@@ -9,9 +9,12 @@ from contextlib import asynccontextmanager
 import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from wisp_obs import logs
+from wisp_obs.requests import ObservedRequests, id_header
 
-from agent import index_routes, scrape_routes
+from agent import index_routes, metrics, scrape_routes
 from agent.config import Settings, get_settings
 from agent.crawl import routes as crawl_routes
 from agent.crawl.jobs import JobStore
@@ -37,7 +40,7 @@ EVENT_STREAM = "text/event-stream"
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    logging.basicConfig(level=settings.log_level.upper())
+    logs.configure(settings.log_level, settings.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
 
     @asynccontextmanager
@@ -48,9 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http, \
                 httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
                                   limits=httpx.Limits(max_connections=32)) as fetch_http:
-            searxng = SearxngClient(
-                settings.searxng_url, http, settings.searxng_timeout_s, settings.searxng_config_ttl_s
-            )
+            searxng = SearxngClient(settings.searxng_url, http, settings.searxng_timeout_s,
+                                    settings.searxng_config_ttl_s, settings.engine_health_window_s)
             policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
             pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
@@ -101,14 +103,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.get("/readyz")
     async def readyz(request: Request) -> JSONResponse:
         searxng: SearxngClient = request.app.state.services.searxng
+        engines = searxng.health.report()
         try:
             await searxng.ping()
         except UpstreamError as e:
-            return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message}, 503)
-        return JSONResponse({"status": "ready", "searxng": searxng.base_url})
+            return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message,
+                                 "engines": engines}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines})
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     _install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
+    # outermost, so that the metrics and the access log count every status, 413s included
+    app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
     return app
 
 
@@ -128,7 +138,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
-        return JSONResponse(error_body(WispError(message)), status_code=500)
+        # sent outside the middleware, which names every other response
+        return JSONResponse(error_body(WispError(message)), status_code=500, headers=id_header())
 
 
 app = create_app()

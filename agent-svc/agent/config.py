@@ -6,6 +6,7 @@ from functools import lru_cache
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from wisp_obs.logs import LogFormat
 
 from agent.crawl.scope import DEFAULT_JUNK_PATHS
 from agent.features import FEATURES
@@ -146,6 +147,10 @@ class Settings(BaseSettings):
     # /v2/scrape and /v1/scrape
     scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
                                     "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
+    # observability
+    log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
+    engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
+                                          "which engines answer")
     log_level: str = Field("INFO", description="Python logging level")
 
     def request_limits(self) -> RequestLimits:

@@ -33,7 +33,8 @@ async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: Sear
     pages = await fetch_pages(list(hits), ctx, Extraction(query.main_content_only, document=True),
                               deadline=ctx.pipeline_deadline())
     documents = {url: document(url, hits[url].title, hits[url].content, page, formats) for url, page in pages.items()}
-    outcome = replace(outcome, documents=documents).warned(failure_warning(pages, "have no scraped content"))
+    failed = failure_warning(pages, "have no scraped content", "no_content")
+    outcome = replace(outcome, documents=documents).warned(failed)
     if query.page_asks:
         outcome = await answer_pages(outcome, query.page_asks, ctx.services.settings.rich_context_chars, ctx)
     return outcome

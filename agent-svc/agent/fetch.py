@@ -16,6 +16,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from agent import metrics
+from agent.metrics import FetchOutcome
 from agent.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
@@ -37,6 +39,7 @@ class Fetched:
     body: bytes = b""
     charset: str | None = None
     error: str | None = None
+    outcome: FetchOutcome = "ok"  # the error's kind, for metrics
 
     @property
     def ok(self) -> bool:
@@ -62,10 +65,16 @@ class Fetcher:
             async with asyncio.timeout_at(deadline):  # asyncio's clock is time.monotonic()
                 return await self.fetch(url, types)
         except TimeoutError:
-            return Fetched(url, url, error="still loading at the deadline")
+            metrics.fetched("timeout")
+            return Fetched(url, url, error="still loading at the deadline", outcome="timeout")
 
     async def fetch(self, url: str, types: tuple[str, ...] = ()) -> Fetched:
         """Never raises: whatever goes wrong with one page is that page's error."""
+        fetched = await self._fetch(url, types)
+        metrics.fetched(fetched.outcome)
+        return fetched
+
+    async def _fetch(self, url: str, types: tuple[str, ...]) -> Fetched:
         current = url
         try:
             for _ in range(self._policy.max_redirects + 1):
@@ -75,13 +84,15 @@ class Fetcher:
                     outcome.url, outcome.final_url = url, current
                     return outcome
                 current = urljoin(current, outcome)  # a redirect: check and follow its target
-            return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects")
+            return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects",
+                           outcome="too_many_redirects")
         except Blocked as e:
-            return Fetched(url, current, error=f"blocked: {e}")
+            return Fetched(url, current, error=f"blocked: {e}", outcome="blocked")
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
-            return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+            return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__,
+                           outcome=_outcome_of(e))
 
     async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
         """The page, or the Location of a redirect."""
@@ -98,13 +109,14 @@ class Fetcher:
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
             if response.status_code >= 400:
-                fetched.error = f"HTTP {response.status_code}"
+                fetched.error, fetched.outcome = f"HTTP {response.status_code}", "http_error"
             elif content_type and not content_type.startswith(TEXT_TYPES + types) and content_type != PDF_TYPE:
-                fetched.error = f"unsupported content type {content_type}"
+                fetched.error, fetched.outcome = f"unsupported content type {content_type}", "unsupported_type"
             else:
                 fetched.body = await self._read_capped(response)
                 if content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
-                    fetched.error = f"PDF over {self._policy.max_bytes} bytes"  # a cut PDF does not parse
+                    # a cut PDF does not parse
+                    fetched.error, fetched.outcome = f"PDF over {self._policy.max_bytes} bytes", "too_large"
                 fetched.body = fetched.body[: self._policy.max_bytes]
             return fetched
 
@@ -141,3 +153,11 @@ class _Decoder:
                 raise
             self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without zlib's header
             return self._zlib.decompress(data, limit)
+
+
+def _outcome_of(error: Exception) -> FetchOutcome:
+    if isinstance(error, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(error, httpx.ConnectError):
+        return "connect_error"
+    return "error"

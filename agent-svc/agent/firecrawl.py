@@ -7,9 +7,6 @@ the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
 from __future__ import annotations
 
 import logging
-import os
-import time
-import uuid
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Request
@@ -25,6 +22,7 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from wisp_obs.requests import request_id
 
 from agent.errors import BadRequest, InvalidRequestBody, WispError
 from agent.outcome import SearchOutcome
@@ -259,7 +257,7 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTiming
                   **outcome.documents.get(hit.url, {})} for position, hit in enumerate(hits, 1)]
         for source, hits in outcome.buckets.items()
     }
-    body: dict[str, Any] = {"success": True, "data": data, "creditsUsed": 0, "id": new_id()}
+    body: dict[str, Any] = {"success": True, "data": data, "creditsUsed": 0, "id": request_id()}
     if outcome.warnings:
         body["warning"] = "; ".join(outcome.warnings)
     if outcome.context is not None:
@@ -279,7 +277,7 @@ def v1_response(outcome: SearchOutcome) -> dict[str, Any]:
         "success": True,
         "data": [{"url": h.url, "title": h.title, "description": h.content, **outcome.documents.get(h.url, {})}
                  for h in hits],
-        "id": new_id(),
+        "id": request_id(),
     }
     if warnings:
         body["warning"] = "; ".join(warnings)
@@ -294,15 +292,6 @@ def error_body(error: WispError) -> dict[str, Any]:
     if error.details is not None:
         body["details"] = error.details
     return body
-
-
-def new_id() -> str:
-    """A UUIDv7 (time-ordered), as Firecrawl's search ids are."""
-    millis = time.time_ns() // 1_000_000
-    value = (millis << 80) | int.from_bytes(os.urandom(10), "big")
-    value = (value & ~(0xF << 76)) | (0x7 << 76)  # version 7
-    value = (value & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    return str(uuid.UUID(int=value))
 
 
 def _item(name: str, hit: Hit, position: int, categories: list[str]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp_text.chunking import Chunk
 
+from agent import metrics
 from agent.errors import BadRequest
 from agent.evidence import Passage
 from agent.llm_client import LLMUnavailable
@@ -71,6 +72,8 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
         else:
             failures.append(f"{url} {ask.kind}: {problem}")
     warning = f"{len(failures)} page formats failed: {'; '.join(failures[:3])}" if failures else None
+    if failures:
+        metrics.degraded("page_formats")
     return replace(outcome, documents=documents).warned(warning)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from agent import metrics
 from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
 from agent.worker_pool import WorkerDied
@@ -41,11 +42,13 @@ async def fetch_pages(urls: list[str], ctx: SearchContext, how: Extraction, dead
     return {u: ctx.pages[u] for u in urls}
 
 
-def failure_warning(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead") -> str | None:
-    """One warning naming the pages that failed, why, and what came of it."""
+def failure_warning(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead",
+                    cause: metrics.Cause = "snippets") -> str | None:
+    """One warning naming the pages that failed, why, and what came of it; counted as a degradation."""
     failed = [(url, page.error) for url, page in pages.items() if page.error]
     if not failed:
         return None
+    metrics.degraded(cause)
     reasons = "; ".join(f"{url} ({error})" for url, error in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
     return f"{len(failed)} of {len(pages)} pages {consequence}: {reasons}{more}"

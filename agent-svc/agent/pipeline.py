@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from agent import metrics
 from agent.errors import Degraded
 from agent.evidence import Passage
 from agent.extract import Extraction
@@ -91,6 +92,7 @@ async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> 
         return (await retrieve_candidates(query, ctx)).limited(query.limit)
     with ctx.services.in_flight.one() as running:
         if spec.busy and running > spec.busy.above:
+            metrics.degraded("busy_shortlist")
             return (await _ranked(query, ctx, replace(spec, scorer=spec.busy.scorer), ranked)).warned(
                 f"{running} ranked searches in flight: {spec.busy.note}")
         return await _ranked(query, ctx, spec, ranked)
@@ -111,6 +113,7 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked
     except Degraded as e:
         if preliminary is None:
             return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+        metrics.degraded("snippet_scores")
         outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
         scored = tuple(tuple(replace(p, score=s) for p in c.snippet()) for c, s in zip(candidates, preliminary,
                                                                                          strict=True))
@@ -181,6 +184,7 @@ def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
                    ctx: SearchContext, cause: str, margin: float) -> SearchOutcome:
     """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
+    metrics.degraded("searxng_order")
     judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
     return _finish(outcome.warned(f"{cause}: results keep SearXNG's order"), query, ranked, judged, judged, ctx,
                    margin)

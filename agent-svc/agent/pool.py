@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from agent import metrics
 from agent.dedupe import dedupe
 from agent.evidence import Passage, snippet_chunk
 from agent.extract import Page
@@ -96,6 +97,7 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
     if isinstance(outcome, BaseException):
         raise outcome
     if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
+        metrics.degraded("keyword_form")
         return outcome.warned(f"the keyword form of the query failed ({extra}); searched as written")
     merged = interleave([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
     return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from agent import metrics
 from agent.dedupe import dedupe
 from agent.errors import BadRequest, UpstreamError, WispError
 from agent.outcome import SearchOutcome
@@ -56,6 +57,8 @@ async def retrieve_candidates(query: SearchQuery, ctx: SearchContext,
     if failures and len(failures) == len(results):
         raise failures[0]
     for r in results:
+        if r.error:
+            metrics.degraded("source_failed")
         warnings += [f"{r.source}: {r.error.message}; its results are empty"] if r.error else r.warnings
     return SearchOutcome({r.source: r.hits for r in results}, tuple(warnings + plan_warnings))
 
@@ -66,6 +69,7 @@ async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient) -> tupl
     try:
         return await searxng.catalog(), []
     except UpstreamError as e:
+        metrics.degraded("engine_catalog")
         return None, [f"could not read SearXNG's engine list ({e.message}); engines and categories were not checked"]
 
 
@@ -131,6 +135,7 @@ def _record_failure(result: SourceResult, page_number: int, error: WispError) ->
     if page_number == 1:
         result.error = error
     else:
+        metrics.degraded("searxng_page")
         result.warnings.append(f"{result.source}: SearXNG page {page_number} failed ({error.message}); "
                                "fewer results than asked for")
 
@@ -139,6 +144,7 @@ def _note_unresponsive(result: SourceResult, page: SearxngPage) -> None:
     engines = ", ".join(f"{name} ({reason})" for name, reason in page.unresponsive)
     warning = f"{result.source}: some SearXNG engines did not answer: {engines}; results may be incomplete"
     if page.unresponsive and warning not in result.warnings:
+        metrics.degraded("engines_unresponsive")
         result.warnings.append(warning)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from agent import metrics
 from agent.answer import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.claims import Checked, checked
 from agent.errors import Degraded
@@ -41,13 +42,16 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -
     with ctx.timings.stage("llm"):
         reply, (value, json_warning) = await asyncio.gather(_reply(query, packed, ctx), _json(query, packed, ctx))
     if isinstance(reply, LLMUnavailable):
+        metrics.degraded("llm_unavailable")
         return outcome.warned(f"{reply}: the sources come without an answer", json_warning)
     written = without_prompt(reply.text, query.query, packed)
     if not written:
+        metrics.degraded("llm_echo")
         return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) wrote back its prompt "
                               "instead of an answer: the sources come without an answer", json_warning)
     answer = draft(written, sources)
     if not answer.abstained and not answer.text:
+        metrics.degraded("llm_citations")
         return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) cited only sources that do "
                               "not exist: the sources come without an answer", json_warning)
     with ctx.timings.stage("verify"):
@@ -71,8 +75,11 @@ async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchConte
 async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext) -> tuple[Any, str | None]:
     if query.output_schema is None:
         return None, None
-    return await structured(query.query, packed, query.output_schema, query.system_prompt, ctx.services.llm,
-                            ctx.llm_remaining_s, query.llm_model)
+    value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
+                                      ctx.services.llm, ctx.llm_remaining_s, query.llm_model)
+    if warning:
+        metrics.degraded("output_schema")
+    return value, warning
 
 
 async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext) -> bool:
@@ -91,6 +98,7 @@ async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx:
     try:
         return await checked(answer.claims, sources, floor, ctx), None
     except Degraded as e:
+        metrics.degraded("claims_unchecked")
         unchecked = tuple(Checked(c, supported=False, score=None) for c in answer.claims)
         return unchecked, f"claims could not be checked ({e}): none is marked supported"
 

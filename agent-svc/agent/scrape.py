@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from wisp_obs.requests import request_id
 
 from agent.crawl.options import FIRECRAWL_FORMATS, MAX_URL_CHARS, check_page_url
 from agent.documents import SUPPORTED, document
 from agent.errors import BadRequest, WispError
 from agent.extract import Extraction, Page
-from agent.firecrawl import ScrapeOptions, new_id
+from agent.firecrawl import ScrapeOptions
 from agent.outcome import SearchOutcome
 from agent.page_answers import KINDS, PageAsk, answer_pages
 from agent.page_failures import failure
@@ -167,7 +168,7 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext) -> dict[str,
             raise _failed(kind, f"{job.url} could not be scraped: {page.error}")
         warnings.append(f"{job.url} has no content: {page.error}")
     doc = document(job.url, "", "", page, list(job.formats))
-    doc["metadata"]["scrapeId"] = new_id()
+    doc["metadata"]["scrapeId"] = request_id()
     if job.asks and page.extracted is not None:
         answered = await answer_pages(SearchOutcome({}, documents={job.url: doc}), job.asks,
                                       ctx.services.settings.rich_context_chars, ctx)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TypeVar
 
+from agent import metrics
 from agent.config import Settings
 from agent.documents import attach_documents
 from agent.errors import BadRequest, SearchTimeout
@@ -40,6 +41,7 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
     """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings.
     `on_text` gets a rich answer's text as the model writes it."""
     query = prepared(query, services.settings)
+    metrics.note_mode(query.retrieval_mode)
     mode, search_type = MODES[query.retrieval_mode], SEARCH_TYPES[query.search_type]
     ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000, on_text=on_text)
     try:
@@ -49,6 +51,8 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
     except TimeoutError:
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
+    finally:
+        metrics.observe_stages(query.retrieval_mode, ctx.timings)
     if services.settings.index_organic:
         services.ingest.in_background(p for p in ctx.pages.values() if p.extracted is not None)
     return outcome, ctx

@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from agent import metrics
 from agent.dates import parse_iso
+from agent.engine_health import EngineHealth
 from agent.errors import BadRequest, UpstreamError
 from agent.translation import EngineCatalog
 
@@ -45,12 +47,14 @@ class SearxngPage:
 
 
 class SearxngClient:
-    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, config_ttl_s: float = 300.0) -> None:
+    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, config_ttl_s: float = 300.0,
+                 health_window_s: float = 600.0) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = http
         self._timeout_s = timeout_s
         self._config_ttl_s = config_ttl_s
         self._catalog: tuple[float, EngineCatalog] | None = None
+        self.health = EngineHealth(health_window_s)
 
     async def search(self, params: dict[str, str], budget_s: float | None = None) -> SearxngPage:
         """GET /search with `params` within the caller's `budget_s`.
@@ -67,7 +71,11 @@ class SearxngClient:
             raise UpstreamError(f"SearXNG answered JSON without a results list (keys: {sorted(body)[:10]})")
         hits = [hit for r in body["results"] if (hit := parse_hit(r)) is not None]
         usable = [hit for hit in hits if usable_url(hit.url)]
-        return SearxngPage(usable, _unresponsive(body.get("unresponsive_engines")), len(hits) - len(usable))
+        page = SearxngPage(usable, _unresponsive(body.get("unresponsive_engines")), len(hits) - len(usable))
+        answering = {engine for hit in page.hits for engine in hit.engines}
+        self.health.record(answering, page.unresponsive)
+        metrics.searxng_answered(answering, page.unresponsive)
+        return page
 
     async def catalog(self) -> EngineCatalog:
         """The instance's engines and categories from GET /config, cached for the configured TTL."""

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from wisp_obs.requests import id_header
 
 from agent.errors import Degraded
 
@@ -91,7 +92,9 @@ class SemanticClient:
         if timeout < _LEAST_WAIT_S:  # semantic-svc is not to blame for a deadline the earlier stages spent
             raise SemanticUnavailable(f"no time was left before the search's deadline to ask semantic-svc {path}")
         try:
-            response = await self._http.request(method, self.base_url + path, json=body, timeout=timeout)
+            # the request's id goes along, so that semantic-svc's log lines carry it too
+            response = await self._http.request(method, self.base_url + path, json=body, timeout=timeout,
+                                                headers=id_header())
         except httpx.TimeoutException:
             raise SemanticUnavailable(f"semantic-svc did not answer {path} within {timeout:.1f} s") from None
         except httpx.HTTPError as e:

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from wisp_text.bm25 import tokenize
 
+from agent import metrics
 from agent.dedupe import dedupe, normalize_url
 from agent.errors import Degraded, SearchTimeout, WispError
 from agent.extract import Extraction
@@ -57,6 +58,8 @@ async def run_similar(seed_url: str, limit: int, timeout_ms: int, services: Serv
             return await similar(seed_url, query, ctx), query, ctx
     except TimeoutError:
         raise SearchTimeout(f"similar pages were not found within the request's timeout of {timeout_ms} ms") from None
+    finally:
+        metrics.observe_stages("similar", ctx.timings)
 
 
 async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
@@ -81,6 +84,7 @@ async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> Sear
             scores = await _cosine_to_mean(texts[:2], [p.scored_text if p else c.url for p, c in
                                                        zip(firsts, candidates, strict=True)], ctx)
     except Degraded as e:
+        metrics.degraded("searxng_order")
         ordered = [(c, None) for c in candidates]
         outcome = outcome.warned(f"semantic-svc failed ({e}): results keep SearXNG's order")
     else:

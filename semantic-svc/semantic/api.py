@@ -11,10 +11,13 @@ from typing import Any, Literal, TypeVar
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, Field, StrictStr, model_validator
+from wisp_obs import logs
+from wisp_obs.requests import ObservedRequests, id_header
 
-from semantic import indexing
+from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
 from semantic.errors import BadRequest, ClientGone, ServiceError, TooLarge
 from semantic.runtime import Runtime
@@ -73,7 +76,7 @@ class DeleteRequest(BaseModel):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    logging.basicConfig(level=settings.log_level.upper())
+    logs.configure(settings.log_level, settings.log_format)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -84,6 +87,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await runtime.close()
 
     app = FastAPI(title="Wisp semantic-svc", summary="Embeddings, reranking and the vector index", lifespan=lifespan)
+    # its callers are agent-svc's: their request id, when they send one, names the work done for them here too
+    app.add_middleware(ObservedRequests, observe=metrics.observe_request,
+                       access_log=logging.getLogger("semantic.access"), trust_incoming_id=True)
 
     def runtime_of(request: Request) -> Runtime:
         return request.app.state.runtime
@@ -162,6 +168,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             reason = runtime.load_error or "loading models"
             return JSONResponse({"status": "unavailable" if runtime.load_error else "loading", "error": reason}, 503)
         return JSONResponse({"status": "ready"})
+
+    @app.get("/metrics")
+    async def prometheus(request: Request) -> Response:
+        metrics.sample_lane(runtime_of(request).lane.stats())
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/models")
     async def models(request: Request) -> dict[str, Any]:
@@ -251,7 +262,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return JSONResponse({"error": f"Internal server error ({type(error).__name__}); see semantic-svc's log"},
-                            status_code=500)
+                            status_code=500, headers=id_header())
 
 
 app = create_app()

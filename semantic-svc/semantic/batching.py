@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from semantic import metrics
 from semantic.errors import NotReady
 
 # The lane serves text models: an item is a text, or texts read together (a query and a passage).
@@ -94,6 +95,7 @@ class ModelLane:
         if not items:
             return []
         if len(self._jobs) >= self._max_pending:
+            metrics.dropped("refused")
             raise Busy(f"{len(self._jobs)} model jobs are already waiting; retry shortly")
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._work())
@@ -148,8 +150,10 @@ class ModelLane:
                 job.future.set_exception(Busy(f"waited {waited:.1f} s for the model, longer than MAX_WAIT_S; "
                                               "retry shortly"))
                 self._expired += 1
+                metrics.dropped("expired")
             elif job.future.done():
                 self._skipped += 1
+                metrics.dropped("skipped")
         self._jobs = deque(job for job in self._jobs if not job.future.done())
 
     def _next_batch(self) -> list[_Slice]:
@@ -182,8 +186,9 @@ class ModelLane:
         self._computed += len(items)
         key = batch[0].job.batch_key
         name = "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
-        self._recent.append(BatchRecord(name, len(batch), len(items), sum(map(_chars, items)),
-                                        round(seconds * 1000, 1)))
+        record = BatchRecord(name, len(batch), len(items), sum(map(_chars, items)), round(seconds * 1000, 1))
+        self._recent.append(record)
+        metrics.observe_batch(record)
 
 
 def _chars(item: Text) -> int:

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from wisp_obs.logs import LogFormat
 
 from semantic.embedders import EMBEDDERS
 from semantic.rerankers import RERANKERS
@@ -79,6 +80,8 @@ class Settings(BaseSettings):
     embed_cache_size: int = Field(
         20000, ge=0, description="Embeddings kept in an LRU cache by model, kind and text; 0 disables it"
     )
+    # observability
+    log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("embed_backend")

@@ -52,6 +52,7 @@ class Runtime:
 
     def _load(self) -> None:
         try:
+            _transformers_logs_join_ours()
             embedder = load_embedder(self.settings)
             reranker, warning = load_reranker(self.settings, embedder)
         except Exception as e:  # any failure must reach /readyz, not end this thread silently
@@ -109,3 +110,12 @@ class Runtime:
         scored = await reranker.rank(query, passages, self)
         order = sorted(range(len(passages)), key=lambda i: scored.scores[i], reverse=True)
         return Ranked(scored.scores, order, scored.truncated)
+
+
+def _transformers_logs_join_ours() -> None:
+    """transformers writes through a handler of its own (a tokenizer's notice of a long text, say): its lines go
+    through the service's log instead, in its format. Imported here, off start-up: transformers takes seconds."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_default_handler()
+    transformers_logging.enable_propagation()

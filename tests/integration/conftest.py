@@ -72,10 +72,15 @@ def broken_agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
 
 
 @pytest.fixture(scope="session")
-def semantic_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """semantic-svc with the offline models, shared by every test of the ranked modes."""
-    with semantic_service(tmp_path_factory.mktemp("semantic-shared")).started(timeout_s=180) as semantic:
-        yield semantic.url
+    with semantic_service(tmp_path_factory.mktemp("semantic-shared")).started(timeout_s=180) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def semantic_url(semantic: Service) -> str:
+    return semantic.url
 
 
 @pytest.fixture(scope="session")

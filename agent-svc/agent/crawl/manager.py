@@ -11,11 +11,12 @@ import asyncio
 import logging
 from typing import Any
 
+from wisp_obs.requests import request_id
+
 from agent.crawl.crawler import run_crawl
 from agent.crawl.jobs import CANCELLED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.crawl.options import CrawlOptions
 from agent.errors import WispError
-from agent.firecrawl import new_id
 from agent.services import Services
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class Crawls:
         if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
             raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
                                 "end or cancel one")
-        job_id = new_id()
+        job_id = request_id()  # the id of the request that started it, so that its log lines name the job
         await self.store.run(self.store.create, job_id, options, settings.crawl_ttl_s)
         self._spawn(await self.job(job_id))
         return job_id

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from agent import metrics
 from agent.config import Settings
 from agent.dedupe import normalize_url
 from agent.errors import Degraded, WispError
@@ -66,10 +67,12 @@ async def _both_sides(query: SearchQuery, ctx: SearchContext, size: int, ranked:
     if isinstance(searx, BaseException):
         if isinstance(index, BaseException):
             raise searx
+        metrics.degraded("searxng_unavailable")
         empty = SearchOutcome({s.type: [] for s in query.sources})
         return empty.warned(f"SearXNG failed ({searx}): results from the vector index alone"), [], index
     outcome, candidates = searx
     if isinstance(index, BaseException):
+        metrics.degraded("index_unavailable")
         return outcome.warned(f"the vector index could not answer ({index}): SearXNG's results alone"), \
             [c.hit for c in candidates], []
     return outcome, [c.hit for c in candidates], index

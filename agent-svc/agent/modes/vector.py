@@ -7,6 +7,7 @@ Other sources than web have nothing in the index and come back empty. When the i
 
 from __future__ import annotations
 
+from agent import metrics
 from agent.errors import Degraded
 from agent.indexed import index_hits
 from agent.modes import keyword
@@ -21,6 +22,7 @@ async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     try:
         found = await index_hits(query, ctx, query.limit)
     except Degraded as e:
+        metrics.degraded("index_unavailable")
         outcome = await keyword.run(query, ctx)
         return outcome.warned(f"the vector index could not answer ({e}): keyword results from SearXNG instead")
     settings = ctx.services.settings

@@ -1,5 +1,4 @@
 import json
-import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -9,7 +8,6 @@ from agent.firecrawl import (
     V1SearchRequest,
     V2SearchRequest,
     error_body,
-    new_id,
     parse_request,
     v1_response,
     v2_response,
@@ -153,7 +151,3 @@ def test_error_mapper(error, status, body) -> None:
     assert error.status == status and error_body(error) == body
 
 
-def test_ids_are_time_ordered_uuid7() -> None:
-    first, second = uuid.UUID(new_id()), uuid.UUID(new_id())
-    assert first.version == 7 and first.variant == uuid.RFC_4122
-    assert first.int >> 80 <= second.int >> 80

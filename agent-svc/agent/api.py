@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent import index_routes
+from agent.auth import protect
 from agent.config import Settings, get_settings
 from agent.crawl import routes as crawl_routes
 from agent.crawl.jobs import JobStore
@@ -21,6 +22,7 @@ from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
 from agent.ingest import Ingest
+from agent.limits import admit_search
 from agent.llm_client import LLMClient
 from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
@@ -77,16 +79,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/v2/search")
     async def search_v2(request: Request) -> Response:
-        query = parse_request(await request.body(), V2SearchRequest)
+        query = prepared(parse_request(await request.body(), V2SearchRequest), request.app.state.services.settings)
+        admit_search(request, query)
         if query.stream:
-            query = prepared(query, request.app.state.services.settings)
             return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
         outcome, ctx = await run_search(query, request.app.state.services)
         return JSONResponse(v2_response(outcome, query, ctx.timings))
 
     @app.post("/v1/search")
     async def search_v1(request: Request) -> JSONResponse:
-        query = parse_request(await request.body(), V1SearchRequest)
+        query = prepared(parse_request(await request.body(), V1SearchRequest), request.app.state.services.settings)
+        admit_search(request, query)
         outcome, _ = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
@@ -107,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"status": "ready", "searxng": searxng.base_url})
 
     _install_error_handlers(app)
+    protect(app, settings)
     return app
 
 
@@ -115,7 +119,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def wisp_error(_: Request, error: WispError) -> JSONResponse:
         if error.status >= 500:
             log.warning("%s: %s", type(error).__name__, error.message)
-        return JSONResponse(error_body(error), status_code=error.status)
+        return JSONResponse(error_body(error), status_code=error.status, headers=error.headers())
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.crawl.scope import DEFAULT_JUNK_PATHS
@@ -132,6 +132,15 @@ class Settings(BaseSettings):
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
+    # keys and limits (auth.py, limits.py)
+    api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
+                                "but /healthz and /readyz needs `Authorization: Bearer <key>`")
+    api_keys_file: str = Field("", description="File of API keys, one a line (`#` comments), added to API_KEYS")
+    rate_limit_per_min: int = Field(0, ge=0, description="POST requests per minute of one key (of one client "
+                                    "address when keyless); 0: no limit")
+    ranked_concurrency_per_key: int = Field(0, ge=0, description="Costly requests (modes other than keyword, "
+                                            "rerank, rich, scrapeOptions formats, /v2/similar) one key (or address) "
+                                            "may have in flight; 0: no cap")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

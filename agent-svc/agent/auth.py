@@ -13,7 +13,7 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -113,7 +113,7 @@ class Gate:
         if self.per_minute is not None and scope["method"] == "POST" and (refusal := self.per_minute.hit(client)):
             await _refuse(send, refusal)
             return
-        releases: list = []
+        releases: list[Callable[[], None]] = []
         scope[CLIENT], scope[RELEASES] = client, releases
         try:
             await self.app(scope, receive, send)

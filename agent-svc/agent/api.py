@@ -15,6 +15,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import index_routes, metrics, scrape_routes
+from agent.auth import protect
 from agent.config import Settings, get_settings
 from agent.crawl import routes as crawl_routes
 from agent.crawl.jobs import JobStore
@@ -24,7 +25,9 @@ from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
 from agent.ingest import Ingest
+from agent.limits import admit_search
 from agent.llm_client import LLMClient
+from agent.query import SearchQuery
 from agent.request_limits import BodyLimit
 from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
@@ -79,16 +82,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/v2/search")
     async def search_v2(request: Request) -> Response:
-        query = (await read_request(request, V2SearchRequest)).to_query()
+        query = await _admitted_query(request, V2SearchRequest)
         if query.stream:
-            query = prepared(query, request.app.state.services.settings)
             return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
         outcome, ctx = await run_search(query, request.app.state.services)
         return JSONResponse(v2_response(outcome, query, ctx.timings))
 
     @app.post("/v1/search")
     async def search_v1(request: Request) -> JSONResponse:
-        query = (await read_request(request, V1SearchRequest)).to_query()
+        query = await _admitted_query(request, V1SearchRequest)
         outcome, _ = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
@@ -117,9 +119,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     _install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
+    protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included
     app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
     return app
+
+
+async def _admitted_query(request: Request, model: type[V1SearchRequest | V2SearchRequest]) -> SearchQuery:
+    """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
+    query = prepared((await read_request(request, model)).to_query(), request.app.state.services.settings)
+    admit_search(request, query)
+    return query
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -127,7 +137,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def wisp_error(_: Request, error: WispError) -> JSONResponse:
         if error.status >= 500:
             log.warning("%s: %s", type(error).__name__, error.message)
-        return JSONResponse(error_body(error), status_code=error.status)
+        return JSONResponse(error_body(error), status_code=error.status, headers=error.headers())
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
@@ -151,6 +151,15 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
                                           "which engines answer")
+    # keys and limits (auth.py, limits.py)
+    api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
+                                "but /healthz and /readyz needs `Authorization: Bearer <key>`")
+    api_keys_file: str = Field("", description="File of API keys, one a line (`#` comments), added to API_KEYS")
+    rate_limit_per_min: int = Field(0, ge=0, description="POST requests per minute of one key (of one client "
+                                    "address when keyless); 0: no limit")
+    ranked_concurrency_per_key: int = Field(0, ge=0, description="Costly requests (modes other than keyword, "
+                                            "rerank, rich, scrapeOptions formats, /v2/similar, scrapes) one key (or "
+                                            "address) may have in flight; 0: no cap")
     log_level: str = Field("INFO", description="Python logging level")
 
     def request_limits(self) -> RequestLimits:

@@ -16,6 +16,10 @@ class WispError(Exception):
         self.message = message
         self.details = details
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the error's response carries."""
+        return {}
+
 
 class BadRequest(WispError):
     status = 400
@@ -50,6 +54,28 @@ class UpstreamError(WispError):
 
     status = 502
     code = "UPSTREAM_ERROR"
+
+
+class Unauthorized(WispError):
+    """No key, or not one of API_KEYS (Firecrawl's wording: "Unauthorized", "Unauthorized: Invalid token")."""
+
+    status = 401
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": "Bearer"}
+
+
+class RateLimited(WispError):
+    """A client's per-minute limit or its cap on costly requests in flight is spent."""
+
+    status = 429
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_s)}
 
 
 class Degraded(Exception):

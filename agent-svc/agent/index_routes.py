@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 from agent.crawl.options import MAX_URL_CHARS
 from agent.errors import Degraded, UpstreamError
 from agent.firecrawl import read_request, v2_response
+from agent.limits import admit_costly
 from agent.semantic_client import IndexEmpty
 from agent.similar import run_similar
 
@@ -44,6 +45,7 @@ class IndexDeleteRequest(BaseModel):
 @router.post("/v2/similar")
 async def similar_pages(request: Request) -> JSONResponse:
     body = await read_request(request, SimilarRequest)
+    admit_costly(request)
     outcome, query, ctx = await run_similar(body.url, body.limit, body.timeout, request.app.state.services)
     return JSONResponse(v2_response(outcome, query, ctx.timings))
 

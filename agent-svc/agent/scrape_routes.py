@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from agent.firecrawl import read_request
+from agent.limits import admit_costly
 from agent.scrape import ScrapeRequest, V1ScrapeRequest, scrape
 
 router = APIRouter()
@@ -22,6 +23,7 @@ async def scrape_v1(request: Request) -> JSONResponse:
 
 
 async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> JSONResponse:
+    admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
     document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
     return JSONResponse({"success": True, "data": document})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -11,10 +12,11 @@ import pytest
 SCRIPT = Path(__file__).parent.parent / "sdk_js" / "call.mjs"
 
 
-def call_js(api_url: str, *calls: dict, timeout_s: float = 240) -> list[dict]:
+def call_js(api_url: str, *calls: dict, timeout_s: float = 240, api_key: str = "") -> list[dict]:
     """Each call is {client?: v2|v1, method, args}; returns what the SDK returned or raised, per call."""
+    env = {**os.environ, "FIRECRAWL_API_KEY": api_key}  # both clients' apiKey (v2 reads it itself)
     done = subprocess.run(["node", str(SCRIPT), api_url, json.dumps(calls)], capture_output=True, text=True,
-                          timeout=timeout_s, check=True)
+                          timeout=timeout_s, check=True, env=env)
     return json.loads(done.stdout)
 
 

@@ -5,7 +5,8 @@ import Firecrawl, { FirecrawlAppV1 } from "@mendable/firecrawl-js";
 
 const [apiUrl, callsJson] = process.argv.slice(2);
 const calls = JSON.parse(callsJson);
-const clients = { v2: new Firecrawl({ apiUrl, maxRetries: 1 }), v1: new FirecrawlAppV1({ apiUrl, apiKey: "" }) };
+const apiKey = process.env.FIRECRAWL_API_KEY ?? ""; // empty: no key (v2 then sends no Authorization header)
+const clients = { v2: new Firecrawl({ apiUrl, apiKey, maxRetries: 1 }), v1: new FirecrawlAppV1({ apiUrl, apiKey }) };
 
 const outcomes = [];
 let lastId = null;

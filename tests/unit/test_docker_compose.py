@@ -1,4 +1,5 @@
-"""docker-compose.yml and searxng/settings.yml, checked statically (no Docker engine runs here)."""
+"""docker-compose.yml, the Dockerfiles, searxng/settings.yml and the Makefile, checked statically (no Docker
+engine runs here)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ ROOT = Path(__file__).parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 SEARXNG_SETTINGS = yaml.safe_load((ROOT / "searxng" / "settings.yml").read_text())
+INTERPOLATION = re.compile(r"\$\{[A-Z_]+:-([^}]*)\}")
 
 
 def env_names(settings_class: type) -> set[str]:
@@ -47,9 +49,14 @@ def test_the_semantic_image_bakes_in_the_models_compose_asks_for() -> None:
     assert "snapshot_download" in dockerfile_of(service).read_text()
 
 
+def by_default(value: str) -> str:
+    """A compose value as it is when the environment sets none of its variables."""
+    return INTERPOLATION.sub(lambda m: m.group(1), value)
+
+
 def container_port(service: dict) -> int:
     """The port a service listens on inside the compose network."""
-    for mapping in service.get("ports", []):
+    for mapping in [*service.get("ports", []), *service.get("expose", [])]:
         return int(str(mapping).rsplit(":", 1)[-1])
     command = service.get("command") or []
     if "--port" in command:
@@ -107,7 +114,25 @@ def test_volumes_exist() -> None:
 def test_published_ports_bind_loopback_only() -> None:
     for service in SERVICES.values():
         for mapping in service.get("ports", []):
-            assert str(mapping).startswith("127.0.0.1:")
+            assert by_default(str(mapping)).startswith("127.0.0.1:")
+
+
+def test_only_agent_svc_is_published() -> None:
+    assert {name for name, service in SERVICES.items() if service.get("ports")} == {"agent-svc"}
+    assert [by_default(p) for p in SERVICES["agent-svc"]["ports"]] == ["127.0.0.1:3002:8000"]
+
+
+def test_keys_and_limits_come_from_the_environment_and_default_to_open_on_loopback() -> None:
+    environment = SERVICES["agent-svc"]["environment"]
+    assert environment["API_KEYS"] == "${API_KEYS:-}"  # the shell's or the .env file's, never written here
+    assert by_default(environment["RATE_LIMIT_PER_MIN"]) == "0"
+    assert int(by_default(environment["RANKED_CONCURRENCY_PER_KEY"])) > 0
+
+
+def test_the_makefile_serves_on_loopback() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "0.0.0.0" not in makefile
+    assert set(re.findall(r"--host (\S+)", makefile)) <= {"127.0.0.1"}
 
 
 def test_searxng_settings_serve_agent_svc() -> None:

@@ -1,0 +1,154 @@
+"""The limits against a real agent-svc: the per-minute limit per key, and the cap on costly requests in flight
+(one held by a semantic-svc that never answers), streamed ones and a client that hangs up included."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from firecrawl import Firecrawl
+from firecrawl.v2.utils.error_handler import RateLimitError
+
+from offline_web.stack import OfflineStack
+from tests.integration.conftest import agent_service
+
+RATE_KEY, RATE_OTHER = "wisp-rate-key-Aq1Ws2Ed3Rf4Tg5", "wisp-rate-key-Yh6Uj7Ik8Ol9Pz0"
+CAP_KEY, CAP_OTHER = "wisp-cap-key-Xc1Vb2Nm3Lk4Jh5", "wisp-cap-key-Gf6Ds7Ap8Qw9Er0"
+RANKED = {"query": "sqlite wal checkpoint", "limit": 2, "retrieval_mode": "semantic"}
+QUICK = {**RANKED, "timeout": 1000}  # ranked searches that give up on semantic-svc after 1 s, 3 s
+HELD = {**RANKED, "timeout": 3000}
+
+
+@pytest.fixture(scope="module")
+def limited(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("rate"), "agent-rate",
+                       API_KEYS=f"{RATE_KEY},{RATE_OTHER}", RATE_LIMIT_PER_MIN="3") as agent:
+        yield agent.url
+
+
+class Silent:
+    """A semantic-svc that takes each request and never answers: a ranked search waits on it to its deadline."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.requests = threading.Semaphore(0)
+        self.connections: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections.append(connection)
+            self.requests.release()
+
+    def forget(self) -> None:
+        """Forget the requests seen so far, so that the next `requests.acquire` waits for a new one."""
+        while self.requests.acquire(blocking=False):
+            pass
+
+    def close(self) -> None:
+        self.server.close()
+        for connection in self.connections:
+            connection.close()
+
+
+@pytest.fixture(scope="module")
+def silent() -> Iterator[Silent]:
+    server = Silent()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def capped(stack: OfflineStack, silent: Silent, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("cap"), "agent-cap",
+                       API_KEYS=f"{CAP_KEY},{CAP_OTHER}", RANKED_CONCURRENCY_PER_KEY="1",
+                       SEMANTIC_SVC_URL=silent.url, FETCH_ALLOW_HOSTS="127.0.0.1", PIPELINE_DEADLINE_S="10") as agent:
+        yield agent.url
+
+
+def post(url: str, key: str, body: dict, path: str = "/v2/search") -> httpx.Response:
+    return httpx.post(url + path, json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+
+def test_the_per_minute_limit_is_a_429_with_retry_after_per_key(limited: str) -> None:
+    keyword = {"query": "git rebase", "limit": 1}
+    assert [post(limited, RATE_KEY, keyword).status_code for _ in range(3)] == [200, 200, 200]
+    refused = post(limited, RATE_KEY, keyword)
+    assert refused.status_code == 429 and 55 <= int(refused.headers["retry-after"]) <= 60
+    body = refused.json()
+    assert body["success"] is False and set(body) == {"success", "error"}
+    assert body["error"].startswith("Rate limit exceeded. Consumed (req/min): 4, Remaining (req/min): 0. "
+                                    f"Please retry after {refused.headers['retry-after']}s, resets at 20")
+    assert post(limited, RATE_OTHER, keyword).status_code == 200  # another key counts alone
+    reads = [httpx.get(f"{limited}{path}", headers={"Authorization": f"Bearer {RATE_KEY}"}, timeout=10)
+             for path in ("/v2/crawl/active", "/healthz")]
+    assert [r.status_code for r in reads] == [200, 200]  # reads, and health, are not counted
+
+
+def test_firecrawl_py_meets_the_limit_as_a_rate_limit_error(limited: str) -> None:
+    client = Firecrawl(api_key=RATE_OTHER, api_url=limited)
+    client.search("git rebase", limit=1)
+    client.search("git rebase", limit=1)  # with the previous test's request, the 3 of the minute
+    with pytest.raises(RateLimitError, match=r"Rate limit exceeded\. Consumed \(req/min\): 4"):
+        client.search("git rebase", limit=1)
+
+
+def admitted(response: httpx.Response) -> bool:
+    """Served, not refused: a ranked search in SearXNG's order, saying semantic-svc did not answer."""
+    return response.status_code == 200 and "semantic-svc" in response.json()["warning"]
+
+
+def hold_ranked(capped: str, silent: Silent, key: str = CAP_KEY) -> tuple[ThreadPoolExecutor, object]:
+    """A ranked search of `key` in flight (waiting on the silent semantic-svc), and the pool running it."""
+    silent.forget()
+    pool = ThreadPoolExecutor(1)
+    held = pool.submit(post, capped, key, HELD)
+    assert silent.requests.acquire(timeout=20), "the ranked search never reached semantic-svc"
+    return pool, held
+
+
+def test_a_second_costly_request_of_a_key_is_a_429_while_one_runs(capped: str, silent: Silent) -> None:
+    pool, held = hold_ranked(capped, silent)
+    refused = post(capped, CAP_KEY, {**RANKED, "retrieval_mode": "hybrid"})
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "1"
+    assert refused.json()["error"].startswith("Rate limit exceeded. Concurrent ranked or rich requests: 1, "
+                                              "allowed: 1. Please retry after 1s")
+    assert post(capped, CAP_KEY, {**RANKED, "retrieval_mode": "keyword"}).status_code == 200  # cheap: served
+    assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v2/similar").status_code == 429
+    assert admitted(post(capped, CAP_OTHER, QUICK))  # another key's slot is its own
+    done = held.result(timeout=30)
+    pool.shutdown()
+    assert admitted(done)
+    assert admitted(post(capped, CAP_KEY, QUICK))  # the slot is free again
+
+
+def test_a_streamed_search_holds_its_slot_until_the_stream_ends_or_the_client_leaves(capped: str,
+                                                                                   silent: Silent) -> None:
+    headers = {"Authorization": f"Bearer {CAP_KEY}"}
+    with httpx.Client(base_url=capped, headers=headers, timeout=30) as client:
+        with client.stream("POST", "/v2/search", json={**HELD, "stream": True}) as stream:
+            assert stream.status_code == 200
+            assert silent.requests.acquire(timeout=20)
+            refused = client.post("/v2/search", json={**RANKED, "stream": True})
+            assert refused.status_code == 429 and refused.headers["content-type"] == "application/json"
+            assert "event: done" in stream.read().decode()
+        assert admitted(client.post("/v2/search", json=QUICK))  # freed
+    silent.forget()
+    with httpx.Client(base_url=capped, headers=headers, timeout=30) as leaving, \
+            leaving.stream("POST", "/v2/search", json={**RANKED, "stream": True}):
+        assert silent.requests.acquire(timeout=20)
+    # the client hung up mid-search: agent-svc cancels it and frees the slot, long before its 10 s deadline
+    deadline = time.monotonic() + 2
+    while (answer := post(capped, CAP_KEY, QUICK)).status_code == 429:
+        assert time.monotonic() < deadline, "the slot of a client that left was not freed"
+    assert admitted(answer)

@@ -22,6 +22,7 @@ from agent.fetch import Fetcher, FetchPolicy
 from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
 from agent.ingest import Ingest
 from agent.llm_client import LLMClient
+from agent.mcp.server import mounted as mcp_mounted
 from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -66,7 +67,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.crawls = crawls = Crawls(services, store)
             await crawls.resume()
             try:
-                yield
+                async with mcp.session_manager.run():
+                    yield
             finally:
                 await crawls.stop()
                 await services.ingest.stop()
@@ -74,6 +76,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 pool.shutdown()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
+    mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
     async def search_v2(request: Request) -> Response:

@@ -132,6 +132,9 @@ class Settings(BaseSettings):
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
+    # MCP server (/mcp)
+    mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
+                                   "(comma-separated, host:* for any port; empty: any), against DNS rebinding")
     log_level: str = Field("INFO", description="Python logging level")
 
     @field_validator("default_retrieval_mode")

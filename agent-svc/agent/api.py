@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agent import index_routes
+from agent import index_routes, scrape_routes
 from agent.config import Settings, get_settings
 from agent.crawl import routes as crawl_routes
 from agent.crawl.jobs import JobStore
@@ -96,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(crawl_routes.router)
     app.include_router(index_routes.router)
+    app.include_router(scrape_routes.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

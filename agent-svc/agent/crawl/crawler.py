@@ -25,7 +25,12 @@ from agent.documents import SUPPORTED, document
 from agent.errors import Degraded
 from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
+from agent.page_failures import failure
 from agent.services import Services
+
+# the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
+_ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
+                "http": "SCRAPE_HTTP_ERROR"}
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,7 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
     page = await _page(crawl, queued.url, robots.crawl_delay_s())
     if page.extracted is None:
         error = page.error or "no text could be extracted"
-        await store.run(store.failed, job_id, queued.key, error, _error_code(error))
+        await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(failure(page), "SCRAPE_FAILED"))
         return
     await _index(crawl, page)
     formats = [f for f in crawl.options.formats if f in SUPPORTED]
@@ -164,13 +169,3 @@ async def _index(crawl: Crawl, page: Page) -> None:
 
 def _follows_links(options: CrawlOptions, depth: int) -> bool:
     return options.sitemap != "only" and (options.max_depth is None or depth < options.max_depth)
-
-
-def _error_code(error: str) -> str:
-    if "deadline" in error or "longer than" in error:
-        return "SCRAPE_TIMEOUT"
-    if error.startswith("blocked"):
-        return "SCRAPE_BLOCKED"
-    if error.startswith("HTTP "):
-        return "SCRAPE_HTTP_ERROR"
-    return "SCRAPE_FAILED"

@@ -24,7 +24,7 @@ MAX_URL_CHARS = 2048
 FIRECRAWL_FORMATS = frozenset({
     "markdown", "html", "rawHtml", "links", "images", "screenshot", "screenshot@fullPage", "summary", "json",
     "changeTracking", "attributes", "branding", "highlights", "question", "query", "product", "menu", "audio",
-    "video",
+    "video", "rawBase64", "deterministicJson",
 })
 
 
@@ -115,7 +115,7 @@ class CrawlRequest(BaseModel):
     def to_options(self, max_pages: int) -> CrawlOptions:
         seeds = tuple(dict.fromkeys([self.url, *(self.urls or [])]))
         for seed in seeds:
-            _check_url(seed)
+            check_page_url(seed)
         if self.zeroDataRetention:
             raise BadRequest("zeroDataRetention is not supported: a crawl's Documents are kept for CRAWL_TTL_S")
         warnings = []
@@ -149,7 +149,8 @@ class CrawlRequest(BaseModel):
         )
 
 
-def _check_url(url: str) -> None:
+def check_page_url(url: str) -> None:
+    """A 400 unless `url` is an absolute http(s) URL of at most MAX_URL_CHARS with a host and a valid port."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port out of range

@@ -19,10 +19,11 @@ from agent.crawl.manager import Crawls
 from agent.errors import UpstreamError, WispError
 from agent.extract import warm_up
 from agent.fetch import Fetcher, FetchPolicy
-from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, parse_request, v1_response, v2_response
+from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
 from agent.ingest import Ingest
 from agent.llm_client import LLMClient
 from agent.mcp.server import mounted as mcp_mounted
+from agent.request_limits import BodyLimit
 from agent.search import prepared, run_search
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
@@ -53,9 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
             policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
-            pool = WorkerPool(settings.extract_workers)
-            for _ in range(settings.extract_workers):
-                pool.submit(warm_up)
+            pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
+            await pool.start()
             semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
                                       settings.index_collection)
             app.state.services = services = Services(
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await crawls.stop()
                 await services.ingest.stop()
                 store.close()
-                pool.shutdown()
+                await pool.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
@@ -81,7 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/v2/search")
     async def search_v2(request: Request) -> Response:
-        query = parse_request(await request.body(), V2SearchRequest)
+        query = (await read_request(request, V2SearchRequest)).to_query()
         if query.stream:
             query = prepared(query, request.app.state.services.settings)
             return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
@@ -90,7 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.post("/v1/search")
     async def search_v1(request: Request) -> JSONResponse:
-        query = parse_request(await request.body(), V1SearchRequest)
+        query = (await read_request(request, V1SearchRequest)).to_query()
         outcome, _ = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
@@ -112,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"status": "ready", "searxng": searxng.base_url})
 
     _install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
     return app
 
 

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agent.crawl.scope import DEFAULT_JUNK_PATHS
 from agent.features import FEATURES
 from agent.fusion import FUSIONS
+from agent.request_limits import RequestLimits
 
 # `wisp_eval fit` on the 56 answerable dev queries (offline reranker): every fold chose these for hybrid mode,
 # held-out nDCG@5 0.658 against rrf's 0.637; semantic mode's folds disagreed, and these hold for it too
@@ -74,6 +75,9 @@ class Settings(BaseSettings):
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
     pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")
     extract_workers: int = Field(2, ge=1, le=32, description="Processes extracting pages in parallel")
+    extract_worker_max_rss_mb: float = Field(
+        768, ge=100, description="An extraction worker larger than this after a page is replaced, which returns "
+        "its memory (a hostile page can grow one past 1 GB)")
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size, in characters")
     recency_weight: float = Field(0.5, ge=0, description="For time-sensitive queries: share of the margin a fresh "
                                   "page gains")
@@ -132,6 +136,13 @@ class Settings(BaseSettings):
                                "(the index keeps its pages)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
+    # request limits: past them a request is a 413 (body) or a 400 naming the bound
+    max_body_bytes: int = Field(2_000_000, ge=10_000, description="Largest request body, in bytes")
+    max_json_depth: int = Field(32, ge=4, le=512, description="Deepest nesting of a request's JSON")
+    max_list_items: int = Field(10_000, ge=10, description="Longest list anywhere in a request's JSON")
+    max_query_chars: int = Field(2000, ge=10, description="Longest search query, in characters (SearXNG's engines "
+                                 "take about this much)")
+    max_domains: int = Field(1000, ge=1, description="Most includeDomains or excludeDomains of one search")
     # /v2/scrape and /v1/scrape
     scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
                                     "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
@@ -139,6 +150,9 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")
     log_level: str = Field("INFO", description="Python logging level")
+
+    def request_limits(self) -> RequestLimits:
+        return RequestLimits(self.max_json_depth, self.max_list_items, self.max_query_chars, self.max_domains)
 
     @field_validator("default_retrieval_mode")
     @classmethod

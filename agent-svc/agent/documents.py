@@ -13,7 +13,7 @@ from typing import Any
 from agent.extract import Extracted, Extraction, Page
 from agent.outcome import SearchOutcome
 from agent.page_answers import KINDS, answer_pages
-from agent.pages import fetch_pages
+from agent.pages import failure_warning, fetch_pages
 from agent.query import SearchQuery
 from agent.search_context import SearchContext
 from agent.sources import source
@@ -33,7 +33,7 @@ async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: Sear
     pages = await fetch_pages(list(hits), ctx, Extraction(query.main_content_only, document=True),
                               deadline=ctx.pipeline_deadline())
     documents = {url: document(url, hits[url].title, hits[url].content, page, formats) for url, page in pages.items()}
-    outcome = replace(outcome, documents=documents)
+    outcome = replace(outcome, documents=documents).warned(failure_warning(pages, "have no scraped content"))
     if query.page_asks:
         outcome = await answer_pages(outcome, query.page_asks, ctx.services.settings.rich_context_chars, ctx)
     return outcome

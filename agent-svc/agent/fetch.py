@@ -9,6 +9,7 @@ SearXNG snippet instead.
 from __future__ import annotations
 
 import asyncio
+import zlib
 from dataclasses import dataclass
 from ipaddress import IPv6Address
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -19,6 +20,9 @@ from agent.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
 PDF_TYPE = "application/pdf"
+# Content-Encoding → zlib's wbits (0: not compressed); fetches ask for no other, and decode these themselves
+ENCODINGS = {"": 0, "identity": 0, "gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
+             "deflate": zlib.MAX_WBITS}
 _ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
 
 
@@ -85,7 +89,8 @@ class Fetcher:
         host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
         pinned = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path or "/",
                              parts.query, ""))
-        headers = {"User-Agent": self._policy.user_agent, "Accept": _ACCEPT, "Host": parts.netloc.split("@")[-1]}
+        headers = {"User-Agent": self._policy.user_agent, "Accept": _ACCEPT, "Accept-Encoding": "gzip, deflate",
+                   "Host": parts.netloc.split("@")[-1]}
         extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
         async with self._http.stream("GET", pinned, headers=headers, extensions=extensions) as response:
             if response.is_redirect and response.headers.get("location"):
@@ -104,10 +109,35 @@ class Fetcher:
             return fetched
 
     async def _read_capped(self, response: httpx.Response) -> bytes:
-        chunks, size = [], 0
-        async for chunk in response.aiter_bytes():
+        """The body decoded, up to one byte past the cap: decoding stops there, so a compression bomb (200 MB
+        from 200 KB of gzip) costs no more memory or time than a page at the cap."""
+        decoder = _Decoder(response.headers.get("content-encoding", ""))
+        chunks, size, limit = [], 0, self._policy.max_bytes + 1
+        async for raw in response.aiter_raw():
+            chunk = decoder.decode(raw, limit - size)
             chunks.append(chunk)
             size += len(chunk)
-            if size > self._policy.max_bytes:
+            if size >= limit:
                 break  # an HTML page cut at the cap still extracts; the rest is not worth the wait
         return b"".join(chunks)
+
+
+class _Decoder:
+    """Content-Encoding gzip or deflate (all that fetches accept), decoded at most `limit` bytes at a time."""
+
+    def __init__(self, encoding: str) -> None:
+        encoding = encoding.strip().lower()
+        if encoding not in ENCODINGS:
+            raise ValueError(f"unsupported content encoding {encoding!r}")
+        self._zlib = zlib.decompressobj(ENCODINGS[encoding]) if ENCODINGS[encoding] else None
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        if self._zlib is None:
+            return data[:limit]
+        try:
+            return self._zlib.decompress(data, limit)
+        except zlib.error:
+            if self._zlib.unused_data or self._zlib.eof:
+                raise
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without zlib's header
+            return self._zlib.decompress(data, limit)

@@ -6,19 +6,31 @@ the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
 import uuid
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from fastapi import Request
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, WispError
+from agent.errors import BadRequest, InvalidRequestBody, WispError
 from agent.outcome import SearchOutcome
 from agent.page_answers import KINDS, PageAsk
 from agent.query import SearchQuery, SourceRequest
+from agent.request_limits import RequestLimits, parsed_json
 from agent.searxng_client import Hit
 from agent.sources import DEFAULT_SOURCE, source
 from agent.structured import checked_schema
@@ -27,6 +39,9 @@ from agent.translation import CATEGORY_ALIASES, category_label, normalize_domain
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
+MAX_SAFE_INTEGER = 2**53 - 1  # zod's .int() on Firecrawl's side: larger numbers are not integers to its clients
+DEFAULT_LIMITS = RequestLimits()
+SafeInt = Annotated[StrictInt, Field(le=MAX_SAFE_INTEGER)]
 
 
 def _typed_items(value: Any) -> Any:
@@ -75,10 +90,10 @@ class ScrapeOptions(_Lenient):
     fastMode: StrictBool | None = None  # noqa: N815
     blockAds: StrictBool | None = None  # noqa: N815
     storeInCache: StrictBool | None = None  # noqa: N815
-    maxAge: StrictInt | None = Field(None, ge=0)  # noqa: N815
+    maxAge: SafeInt | None = Field(None, ge=0)  # noqa: N815
     mobile: StrictBool | None = None
-    timeout: StrictInt | None = Field(None, gt=0)
-    waitFor: StrictInt | None = Field(None, ge=0)  # noqa: N815
+    timeout: SafeInt | None = Field(None, gt=0)
+    waitFor: SafeInt | None = Field(None, ge=0)  # noqa: N815
 
     def format_names(self) -> list[str]:
         return [str(f["type"]) for f in self.formats or []]
@@ -97,11 +112,19 @@ class _SearchRequestBase(_Lenient):
     lang: StrictStr | None = None
     country: StrictStr | None = None
     location: StrictStr | None = None
-    timeout: StrictInt | None = Field(None, gt=0)
+    timeout: SafeInt | None = Field(None, gt=0)
     ignoreInvalidURLs: StrictBool | None = None  # noqa: N815
     scrapeOptions: ScrapeOptions | None = None  # noqa: N815
     origin: StrictStr | None = None
     integration: StrictStr | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _bounded_query(cls, query: str, info: ValidationInfo) -> str:
+        limits = _limits(info)
+        if limits and len(query) > limits.max_query_chars:
+            raise ValueError(f"query has {len(query)} characters; at most {limits.max_query_chars} are accepted")
+        return query
 
     def _base_query(self, limit: int, **extra: Any) -> SearchQuery:
         if not self.query.strip():
@@ -156,6 +179,14 @@ class V2SearchRequest(_SearchRequestBase):
     llm: LLMOptions | None = None
     stream: StrictBool | None = None
 
+    @field_validator("includeDomains", "excludeDomains")
+    @classmethod
+    def _bounded_domains(cls, domains: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        limits = _limits(info)
+        if limits and domains and len(domains) > limits.max_domains:
+            raise ValueError(f"{len(domains)} domains; at most {limits.max_domains} are accepted")
+        return domains
+
     def to_query(self) -> SearchQuery:
         if self.includeDomains and self.excludeDomains:
             raise BadRequest("includeDomains and excludeDomains cannot be used together")
@@ -192,26 +223,34 @@ V2_DEFAULT_LIMIT = 10  # current upstream code (the docs still say 5); the sync 
 V1_DEFAULT_LIMIT = 5
 
 
-def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest]) -> SearchQuery:
+async def read_request(request: Request, model: type[M]) -> M:
+    """The request's body as `model`, within the service's request limits (see `parsed`)."""
+    return parsed(await request.body(), model, request.app.state.services.settings.request_limits())
+
+
+def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest],
+                  limits: RequestLimits = DEFAULT_LIMITS) -> SearchQuery:
     """Raw body → SearchQuery; raises InvalidJson, InvalidRequestBody (with zod-like details) or BadRequest."""
-    return parsed(raw, model).to_query()
+    return parsed(raw, model, limits).to_query()
 
 
-def parsed(raw: bytes, model: type[M]) -> M:
-    """Raw body → the request model; raises InvalidJson or InvalidRequestBody (with zod-like details)."""
-    try:
-        body = json.loads(raw or b"null")
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidJson() from None
+def parsed(raw: bytes, model: type[M], limits: RequestLimits = DEFAULT_LIMITS) -> M:
+    """Raw body → the request model; raises InvalidJson, BadRequest past a limit, or InvalidRequestBody (with
+    zod-like details)."""
+    body = parsed_json(raw, limits)
     if not isinstance(body, dict):
         raise InvalidRequestBody([_issue("invalid_type", [], "Invalid input: expected object")])
     try:
-        request = model.model_validate(body)
+        request = model.model_validate(body, context={"limits": limits})
     except ValidationError as e:
         raise InvalidRequestBody([_issue_of(error) for error in e.errors()]) from None
     if request.model_extra:
         log.info("ignoring unknown request keys: %s", sorted(request.model_extra))
     return request
+
+
+def _limits(info: ValidationInfo) -> RequestLimits | None:
+    return (info.context or {}).get("limits")
 
 
 def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTimings) -> dict[str, Any]:

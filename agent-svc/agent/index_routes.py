@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_v
 
 from agent.crawl.options import MAX_URL_CHARS
 from agent.errors import Degraded, UpstreamError
-from agent.firecrawl import parsed, v2_response
+from agent.firecrawl import read_request, v2_response
 from agent.semantic_client import IndexEmpty
 from agent.similar import run_similar
 
@@ -43,7 +43,7 @@ class IndexDeleteRequest(BaseModel):
 
 @router.post("/v2/similar")
 async def similar_pages(request: Request) -> JSONResponse:
-    body = parsed(await request.body(), SimilarRequest)
+    body = await read_request(request, SimilarRequest)
     outcome, query, ctx = await run_similar(body.url, body.limit, body.timeout, request.app.state.services)
     return JSONResponse(v2_response(outcome, query, ctx.timings))
 
@@ -56,7 +56,7 @@ async def index_stats(request: Request) -> JSONResponse:
 
 @router.post("/v2/index/delete")
 async def index_delete(request: Request) -> JSONResponse:
-    body = parsed(await request.body(), IndexDeleteRequest)
+    body = await read_request(request, IndexDeleteRequest)
     deleted = await _of_index(request.app.state.services.semantic.index_delete(body.url, body.host), 0)
     return JSONResponse({"success": True, "deletedChunks": deleted})
 

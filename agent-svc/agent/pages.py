@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
 from agent.extract import Extraction, Page, extract_page
 from agent.fetch import Fetched
+from agent.worker_pool import WorkerDied
 
 if TYPE_CHECKING:  # the search context holds the pages
     from agent.search_context import SearchContext
@@ -41,14 +41,14 @@ async def fetch_pages(urls: list[str], ctx: SearchContext, how: Extraction, dead
     return {u: ctx.pages[u] for u in urls}
 
 
-def snippet_warning(pages: dict[str, Page]) -> str | None:
-    """One warning naming the pages whose snippets stood in, and why."""
+def failure_warning(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead") -> str | None:
+    """One warning naming the pages that failed, why, and what came of it."""
     failed = [(url, page.error) for url, page in pages.items() if page.error]
     if not failed:
         return None
     reasons = "; ".join(f"{url} ({error})" for url, error in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-    return f"{len(failed)} of {len(pages)} pages used their SearXNG snippet instead: {reasons}{more}"
+    return f"{len(failed)} of {len(pages)} pages {consequence}: {reasons}{more}"
 
 
 async def _page(ctx: SearchContext, url: str, how: Extraction, deadline: float, fetched_at: list[float]) -> Page:
@@ -66,5 +66,5 @@ async def _extract(ctx: SearchContext, fetched: Fetched, how: Extraction, deadli
             return await ctx.services.cpu_pool.run(extract_page, fetched, how)
     except TimeoutError:  # not marked extracted: Documents, which may wait longer, extract it again
         return Page(fetched, error="still extracting at the deadline")
-    except BrokenProcessPool:
-        return Page(fetched, error="the extraction worker died", extraction=how)
+    except WorkerDied as e:
+        return Page(fetched, error=str(e), extraction=how)

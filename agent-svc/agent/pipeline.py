@@ -20,7 +20,7 @@ from agent.features import FEATURES, page_features, prior
 from agent.fusion import FUSIONS, rrf
 from agent.outcome import ResultDetail, SearchOutcome
 from agent.pack import context_text, pack
-from agent.pages import fetch_pages, snippet_warning
+from agent.pages import failure_warning, fetch_pages
 from agent.pool import Candidate, candidate_pool
 from agent.prune import within_margin
 from agent.query import SearchQuery
@@ -138,7 +138,7 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
                      chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
     pages = await fetch_pages([c.url for c in top], ctx, how)
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
-    return with_pages, snippet_warning(pages)
+    return with_pages, failure_warning(pages)
 
 
 def _weighed_by_recency(judged: list[Judged], scale: float) -> list[Judged]:

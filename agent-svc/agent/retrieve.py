@@ -100,6 +100,7 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
             if isinstance(page, BaseException):
                 raise page
             _note_unresponsive(result, page)
+            _note_malformed(result, page)
             if number == 1 and not page.hits and page.unresponsive:
                 result.error = _all_engines_failed(plan.source, page)
             if not page.hits:
@@ -137,6 +138,12 @@ def _note_unresponsive(result: SourceResult, page: SearxngPage) -> None:
     warning = f"{result.source}: some SearXNG engines did not answer: {engines}; results may be incomplete"
     if page.unresponsive and warning not in result.warnings:
         result.warnings.append(warning)
+
+
+def _note_malformed(result: SourceResult, page: SearxngPage) -> None:
+    if page.malformed:
+        result.warnings.append(f"{result.source}: {page.malformed} SearXNG results had a malformed URL and were "
+                               "dropped")
 
 
 def _all_engines_failed(source: str, page: SearxngPage) -> WispError:

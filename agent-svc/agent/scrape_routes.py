@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from agent.firecrawl import parsed
+from agent.firecrawl import read_request
 from agent.scrape import ScrapeRequest, V1ScrapeRequest, scrape
 
 router = APIRouter()
@@ -13,12 +13,12 @@ router = APIRouter()
 
 @router.post("/v2/scrape")
 async def scrape_v2(request: Request) -> JSONResponse:
-    return await _scraped(request, parsed(await request.body(), ScrapeRequest))
+    return await _scraped(request, await read_request(request, ScrapeRequest))
 
 
 @router.post("/v1/scrape")
 async def scrape_v1(request: Request) -> JSONResponse:
-    return await _scraped(request, parsed(await request.body(), V1ScrapeRequest))
+    return await _scraped(request, await read_request(request, V1ScrapeRequest))
 
 
 async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> JSONResponse:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -40,6 +41,7 @@ class Hit:
 class SearxngPage:
     hits: list[Hit]
     unresponsive: list[tuple[str, str]] = field(default_factory=list)
+    malformed: int = 0  # results dropped for a URL no client could open
 
 
 class SearxngClient:
@@ -63,10 +65,9 @@ class SearxngClient:
         body = _json_body(response)
         if not isinstance(body.get("results"), list):
             raise UpstreamError(f"SearXNG answered JSON without a results list (keys: {sorted(body)[:10]})")
-        return SearxngPage(
-            hits=[hit for r in body["results"] if (hit := parse_hit(r)) is not None],
-            unresponsive=_unresponsive(body.get("unresponsive_engines")),
-        )
+        hits = [hit for r in body["results"] if (hit := parse_hit(r)) is not None]
+        usable = [hit for hit in hits if usable_url(hit.url)]
+        return SearxngPage(usable, _unresponsive(body.get("unresponsive_engines")), len(hits) - len(usable))
 
     async def catalog(self) -> EngineCatalog:
         """The instance's engines and categories from GET /config, cached for the configured TTL."""
@@ -154,6 +155,20 @@ def parse_hit(raw: Any) -> Hit | None:
         thumbnail=_text(raw.get("thumbnail_src")) or _text(raw.get("thumbnail")) or None,
         resolution=_resolution(raw.get("resolution")),
     )
+
+
+def usable_url(url: str) -> bool:
+    """An absolute URL with a host name and a valid port, without control characters: what a result must link
+    to (an engine's `http://[::1`, `not a url`, `http://a b.com/` or port 99999 would fail every later stage that
+    parses it). A space in the path is common in engines' URLs, and fetching encodes it."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError:
+        return False
+    return bool(parts.scheme) and bool(parts.hostname) and not any(c.isspace() for c in parts.netloc)
 
 
 def parse_published(raw: dict[str, Any]) -> datetime | None:

@@ -14,6 +14,8 @@ import httpx
 
 from agent.errors import Degraded
 
+_LEAST_WAIT_S = 0.05  # shorter than this, no answer could come back
+
 
 class SemanticUnavailable(Degraded):
     def __init__(self, message: str, status: int | None = None) -> None:
@@ -86,8 +88,10 @@ class SemanticClient:
                        timeout_s: float | None = None) -> object:
         timeout = timeout_s or self._timeout_s
         timeout = min(timeout, budget_s) if budget_s is not None else timeout
+        if timeout < _LEAST_WAIT_S:  # semantic-svc is not to blame for a deadline the earlier stages spent
+            raise SemanticUnavailable(f"no time was left before the search's deadline to ask semantic-svc {path}")
         try:
-            response = await self._http.request(method, self.base_url + path, json=body, timeout=max(timeout, 0.05))
+            response = await self._http.request(method, self.base_url + path, json=body, timeout=timeout)
         except httpx.TimeoutException:
             raise SemanticUnavailable(f"semantic-svc did not answer {path} within {timeout:.1f} s") from None
         except httpx.HTTPError as e:

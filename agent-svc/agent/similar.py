@@ -22,7 +22,7 @@ from agent.errors import Degraded, SearchTimeout, WispError
 from agent.extract import Extraction
 from agent.indexed import index_hits
 from agent.outcome import ResultDetail, SearchOutcome
-from agent.pages import fetch_pages, snippet_warning
+from agent.pages import failure_warning, fetch_pages
 from agent.pool import Candidate, interleave
 from agent.query import SearchQuery
 from agent.retrieve import retrieve_candidates
@@ -74,7 +74,7 @@ async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> Sear
     outcome, candidates = await _candidates(queries, seed_url, query, ctx)
     pages = await fetch_pages([c.url for c in candidates], ctx, how)
     candidates = [replace(c, page=pages[c.url]) for c in candidates]
-    outcome = outcome.warned(snippet_warning(pages))
+    outcome = outcome.warned(failure_warning(pages))
     firsts = [(c.evidence() or (None,))[0] for c in candidates]
     try:
         with ctx.timings.stage("embed"):

@@ -18,6 +18,7 @@ _UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=
 _SEARXNG_RANGES = [("day", timedelta(days=1)), ("week", timedelta(days=7)),
                    ("month", timedelta(days=31)), ("year", timedelta(days=366))]
 _QDR = re.compile(r"^(?:qdr:)?([hdwmy])(\d*)$", re.IGNORECASE)
+_MAX_COUNT_DIGITS = 9
 _DATE_FORMATS = ("%m/%d/%Y", "%Y-%m-%d")
 ACCEPTED = "qdr:h|d|w|m|y with an optional count (qdr:m6), cdr:1,cd_min:MM/DD/YYYY,cd_max:MM/DD/YYYY, sbd:1"
 
@@ -50,11 +51,15 @@ def parse_tbs(tbs: str | None, now: datetime | None = None) -> TimeFilter:
         return TimeFilter(sort_by_date=sort_by_date)
     if len(recent) > 1 or not (match := _QDR.match(recent[0])):
         raise BadRequest(f"Unsupported tbs {tbs!r}; accepted forms: {ACCEPTED}")
-    unit, count = match.group(1).lower(), int(match.group(2) or 1)
-    if count < 1:
-        raise BadRequest(f"Unsupported tbs {tbs!r}: the count must be at least 1")
-    span = _UNITS[unit] * count
-    return TimeFilter(covering_range(span), since=now - span, sort_by_date=sort_by_date)
+    unit, digits = match.group(1).lower(), match.group(2) or "1"
+    if len(digits) > _MAX_COUNT_DIGITS or int(digits) < 1:
+        raise BadRequest(f"Unsupported tbs {tbs!r}: the count must be between 1 and {'9' * _MAX_COUNT_DIGITS}")
+    try:
+        span = _UNITS[unit] * int(digits)
+        since = now - span
+    except OverflowError:  # further back than datetime reaches: no time limit at all
+        return TimeFilter(sort_by_date=sort_by_date)
+    return TimeFilter(covering_range(span), since=since, sort_by_date=sort_by_date)
 
 
 def covering_range(span: timedelta) -> str | None:
@@ -66,11 +71,15 @@ def _custom_range(lo: str | None, hi: str | None, now: datetime, sort_by_date: b
     if rest:
         raise BadRequest(f"Unsupported tbs fields {sorted(rest)}; accepted forms: {ACCEPTED}")
     since = _parse_date(lo, "cd_min") if lo else None
-    until = _parse_date(hi, "cd_max") + timedelta(days=1) - timedelta(microseconds=1) if hi else None
+    until = _end_of_day(_parse_date(hi, "cd_max")) if hi else None
     if since and until and since > until:
         raise BadRequest("Unsupported tbs: cd_min is after cd_max")
     time_range = covering_range(now - since) if since else None
     return TimeFilter(time_range, since, until, sort_by_date)
+
+
+def _end_of_day(day: datetime) -> datetime:
+    return day.replace(hour=23, minute=59, second=59, microsecond=999_999)
 
 
 def _parse_date(text: str, name: str) -> datetime:

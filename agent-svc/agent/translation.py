@@ -27,6 +27,8 @@ RESEARCH_HOSTS = (
     "arxiv.org", "scholar.google.com", "pubmed.ncbi.nlm.nih.gov", "researchgate.net", "nature.com", "science.org",
     "ieee.org", "acm.org", "springer.com", "wiley.com", "sciencedirect.com", "plos.org", "biorxiv.org", "medrxiv.org",
 )
+# site: operators one query carries: engines fail or time out on a longer query (300 made SearXNG time out)
+MAX_SITE_OPERATORS = 20
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 
@@ -108,7 +110,7 @@ def needs_catalog(query: SearchQuery) -> bool:
 def plan_sources(query: SearchQuery, catalog: EngineCatalog | None = None, now: datetime | None = None
                  ) -> tuple[list[SourcePlan], list[str]]:
     """One SearXNG request plan per requested source, plus warnings about the translation itself."""
-    warnings = _unknown_category_warnings(query, catalog)
+    warnings = _unknown_category_warnings(query, catalog) + _site_operator_warnings(query)
     if query.engines:
         _check_engines(query.engines, catalog)
     plans = [_plan(query, request, catalog, now) for request in query.sources]
@@ -170,8 +172,8 @@ def _rewritten_query(query: SearchQuery, pdf_only: bool) -> str:
         parts.append(QUERY_REWRITES["pdf"])
     if query.include_domains:
         # bare, not parenthesized: some engines don't parse "(site:…)"
-        parts.append(" OR ".join(f"site:{d}" for d in query.include_domains))
-    parts += [f"-site:{d}" for d in query.exclude_domains]
+        parts.append(" OR ".join(f"site:{d}" for d in query.include_domains[:MAX_SITE_OPERATORS]))
+    parts += [f"-site:{d}" for d in query.exclude_domains[:MAX_SITE_OPERATORS]]
     return " ".join(parts)
 
 
@@ -207,6 +209,15 @@ def _unknown_category_warnings(query: SearchQuery, catalog: EngineCatalog | None
     if not missing:
         return []
     return [f"SearXNG has no category {', '.join(missing)}; it searched its default engines instead"]
+
+
+def _site_operator_warnings(query: SearchQuery) -> list[str]:
+    warnings = []
+    for name, domains in (("includeDomains", query.include_domains), ("excludeDomains", query.exclude_domains)):
+        if len(domains) > MAX_SITE_OPERATORS:
+            warnings.append(f"{name}: SearXNG was sent the first {MAX_SITE_OPERATORS} of {len(domains)} as site: "
+                            f"operators (its engines take no more); results are filtered against all {len(domains)}")
+    return warnings
 
 
 def _on_host(host: str, domain: str) -> bool:

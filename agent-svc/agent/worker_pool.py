@@ -1,50 +1,120 @@
-"""Processes for CPU-bound work (page extraction) off the event loop, replaced if one dies."""
+"""Processes for CPU-bound work (page extraction) off the event loop: each task has one worker to itself, a task
+given up on kills its worker, and a worker that died or grew too large is replaced.
+
+A hostile page can keep trafilatura busy for a minute and grow a worker past 1 GB (5 MB of tiny paragraphs);
+a process pool cannot stop a running task, so the deadline would hold only for the request that gave up, and
+the memory would stay. Here cancelling `run` (a deadline) kills that worker at once, and a worker whose resident
+memory passed `max_rss_mb` after a task is retired, which gives its memory back.
+
+Workers are plain subprocesses speaking length-prefixed pickles on stdin/stdout (no multiprocessing machinery,
+so no resource tracker to outlive agent-svc); each asks Linux to kill it when agent-svc ends, however it ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import multiprocessing
+import logging
 import os
-import signal
+import pickle
+import struct
 import sys
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+log = logging.getLogger(__name__)
+_LENGTH = struct.Struct("!Q")
+
+
+class WorkerDied(Exception):
+    """The worker ended before it answered (killed, out of memory, or crashed on the input)."""
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.rss_mb = 0.0
+
+    async def call(self, fn: Callable, args: tuple) -> Any:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(frame(pickle.dumps((fn, args), pickle.HIGHEST_PROTOCOL)))
+            await self.process.stdin.drain()
+            status, value, self.rss_mb = pickle.loads(await read_frame(self.process.stdout))
+        except (ConnectionError, asyncio.IncompleteReadError, EOFError) as e:
+            raise WorkerDied(f"the extraction worker died ({type(e).__name__})") from None
+        if status == "error":
+            raise value
+        return value
 
 
 class WorkerPool:
-    def __init__(self, workers: int, make: Callable[[int], Executor] | None = None) -> None:
-        self._workers = workers
-        self._make = make or _spawned_processes
-        self._pool = self._make(workers)
+    """`workers` processes, started lazily, each running `warm` once when it starts."""
 
-    async def run(self, fn: Callable, *args: object) -> object:
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
-        except BrokenProcessPool:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._make(self._workers)
-            raise
+    def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None) -> None:
+        self._size, self._max_rss_mb, self._warm = workers, max_rss_mb, warm
+        self._idle: list[_Worker] = []
+        self._slots: asyncio.Semaphore | None = None
+        self._exiting: set[asyncio.Task] = set()  # killed workers being reaped
+        self._closed = False
 
-    def submit(self, fn: Callable, *args: object) -> None:
-        self._pool.submit(fn, *args)
+    async def start(self) -> None:
+        """Start every worker now (and warm it), so that the first searches do not pay for it."""
+        self._idle += await asyncio.gather(*(self._spawn() for _ in range(self._size - len(self._idle))))
 
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    async def run(self, fn: Callable, *args: object) -> Any:
+        """`fn(*args)` in a worker; cancelling this kills the worker. Raises WorkerDied, or what `fn` raised."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._size)
+        async with self._slots:
+            worker = self._idle.pop() if self._idle else await self._spawn()
+            try:
+                result = await worker.call(fn, args)
+            except BaseException as e:
+                if not isinstance(e, Exception) or isinstance(e, WorkerDied):  # cancelled mid-task, or dead
+                    self._retire(worker)
+                    raise
+                self._keep(worker)
+                raise
+            self._keep(worker)
+            return result
+
+    async def close(self) -> None:
+        """Stop every worker and wait until each has exited."""
+        self._closed = True
+        for worker in self._idle:
+            self._retire(worker)
+        self._idle.clear()
+        await asyncio.gather(*self._exiting)
+
+    def _keep(self, worker: _Worker) -> None:
+        if self._closed or worker.rss_mb > self._max_rss_mb:
+            if not self._closed:
+                log.info("retiring an extraction worker at %.0f MiB", worker.rss_mb)
+            self._retire(worker)
+        else:
+            self._idle.append(worker)
+
+    def _retire(self, worker: _Worker) -> None:
+        if worker.process.returncode is None:
+            worker.process.kill()
+        exited = asyncio.create_task(worker.process.wait())
+        self._exiting.add(exited)
+        exited.add_done_callback(self._exiting.discard)
+
+    async def _spawn(self) -> _Worker:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "agent.worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE)
+        worker = _Worker(process)
+        if self._warm is not None:
+            await worker.call(self._warm, ())
+        return worker
 
 
-def _spawned_processes(workers: int) -> Executor:
-    # forking a process that runs threads (asyncio, httpx) is unsafe; spawned workers start clean
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_die_with_parent,
-                               initargs=(os.getpid(),))
+def frame(payload: bytes) -> bytes:
+    return _LENGTH.pack(len(payload)) + payload
 
 
-def _die_with_parent(parent: int) -> None:
-    """Ask Linux to kill this worker when the process that started it ends, however it ends (SIGKILL too):
-    otherwise workers live on, orphaned, after agent-svc stops."""
-    if sys.platform.startswith("linux"):
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != parent:  # it ended before the request took hold
-        os._exit(0)
+async def read_frame(stream: asyncio.StreamReader) -> bytes:
+    (length,) = _LENGTH.unpack(await stream.readexactly(_LENGTH.size))
+    return await stream.readexactly(length)

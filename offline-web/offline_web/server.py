@@ -4,7 +4,8 @@ Every host contains a dot, so a first path segment without one is a service rout
 (the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and the robustness
 routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/status/<code>,
 /_test/redirect?to=URL,
-/_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, and /_test/log (the requests seen).
+/_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, /_test/tiny?kb=N (tiny paragraphs),
+/_test/bomb?mb=N (a gzip bomb), and /_test/log (the requests seen).
 PDFs (debian-reference ships one) are served as application/pdf.
 
 For crawlers: /robots.txt is `robots_txt` when one is given (else 404, as for most documentation hosts), and
@@ -13,12 +14,14 @@ with `sitemaps` each site has /<prefix>/sitemap.xml listing the pages its includ
 
 from __future__ import annotations
 
+import functools
 import gzip
 import html
 import json
 import mimetypes
 import threading
 import time
+import zlib
 from collections import deque
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -183,6 +186,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect(query["to"], HTTPStatus.FOUND)
         elif parts[1:] == ["long"]:
             self._send(200, _long_page(int(query.get("kb", 1024))), "text/html; charset=utf-8")
+        elif parts[1:] == ["tiny"]:
+            self._send(200, _tiny_paragraphs(int(query.get("kb", 5120))), "text/html; charset=utf-8")
+        elif parts[1:] == ["bomb"]:
+            self._send(200, _gzip_bomb(int(query.get("mb", 200))), "text/html; charset=utf-8", encoding="gzip")
         elif parts[1:] == ["log"]:
             self._send(200, json.dumps(list(self.web.requests)).encode(), "application/json")
         else:
@@ -231,6 +238,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+@functools.cache
+def _tiny_paragraphs(kb: int) -> bytes:
+    """About `kb` KiB of one-word paragraphs: cheap to send, and the slowest kind of page to extract."""
+    return b"<html><body>" + b"<p>a b</p>" * (kb * 1024 // 10) + b"</body></html>"
+
+
+@functools.cache
+def _gzip_bomb(mb: int) -> bytes:
+    """A gzip body that decodes to `mb` MiB of one repeated paragraph (about 1,000 times its size)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"<p>bomb</p>" * (2**20 // 11)
+    return b"".join([packer.compress(b"<html><body>"), *(packer.compress(block) for _ in range(mb)), packer.flush()])
 
 
 def _long_page(kb: int) -> bytes:

@@ -220,7 +220,7 @@ def test_unknown_keys_are_accepted(agent: httpx.Client) -> None:
 
 
 def test_unknown_route_is_a_json_404(agent: httpx.Client) -> None:
-    response = agent.post("/v2/scrape", json={"url": "https://example.com"})
+    response = agent.post("/v2/no-such-route", json={"url": "https://example.com"})
     assert response.status_code == 404 and response.json()["success"] is False
 
 

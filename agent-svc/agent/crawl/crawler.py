@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -24,9 +23,9 @@ from agent.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.documents import SUPPORTED, document
 from agent.errors import Degraded
 from agent.extract import Extraction, Page, extract_page
-from agent.fetch import Fetched
 from agent.page_failures import failure
 from agent.services import Services
+from agent.worker_pool import WorkerDied
 
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
@@ -137,23 +136,15 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     if not fetched.ok:
         return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
-    # the worker goes on with a page past the timeout, so the slot stays taken until it is done; the wait for a
-    # slot, behind other pages, is not this page's extraction time
-    await crawl.extract_slots.acquire()
-    extraction = asyncio.create_task(_extracted(crawl, fetched, how))
-    try:
-        return await asyncio.wait_for(asyncio.shield(extraction), settings.crawl_page_timeout_s)
-    except TimeoutError:
-        return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
-    except BrokenProcessPool:
-        return Page(fetched, error="the extraction worker died")
-
-
-async def _extracted(crawl: Crawl, fetched: Fetched, how: Extraction) -> Page:
-    try:
-        return await crawl.services.cpu_pool.run(extract_page, fetched, how)
-    finally:
-        crawl.extract_slots.release()
+    # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
+    async with crawl.extract_slots:
+        try:
+            async with asyncio.timeout(settings.crawl_page_timeout_s):
+                return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+        except TimeoutError:
+            return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
+        except WorkerDied as e:
+            return Page(fetched, error=str(e))
 
 
 async def _index(crawl: Crawl, page: Page) -> None:

@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from agent.crawl.manager import Crawls
 from agent.crawl.options import CrawlRequest
 from agent.crawl.wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
-from agent.firecrawl import parsed
+from agent.firecrawl import read_request
 
 router = APIRouter()
 
@@ -27,7 +27,7 @@ def _base_url(request: Request) -> str:
 @router.post("/v1/crawl")
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
-    options = parsed(await request.body(), CrawlRequest).to_options(crawls.services.settings.crawl_max_pages)
+    options = (await read_request(request, CrawlRequest)).to_options(crawls.services.settings.crawl_max_pages)
     return JSONResponse(started_body(await crawls.start(options), _base_url(request)))
 
 

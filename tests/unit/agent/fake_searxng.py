@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 from wisp_text.bm25 import tokenize
@@ -18,7 +19,13 @@ from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.services import Services
 from agent.ssrf import Allowlist
-from agent.worker_pool import WorkerPool
+
+
+class InlinePool:
+    """The worker pool's interface, extracting in the test's own thread."""
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(*args)
 
 
 class FakeSearxng:
@@ -64,7 +71,7 @@ class FakeSearxng:
         semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0)
         return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s), semantic_client,
                         FakeWeb(pages) if pages is not None else Fetcher(http, policy),
-                        WorkerPool(1, make=ThreadPoolExecutor),
+                        InlinePool(),
                         LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role,
                                   http=llm_http or http),
                         Ingest(semantic_client, config))

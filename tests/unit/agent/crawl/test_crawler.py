@@ -3,8 +3,8 @@ cost only their page, and the vector index failing or busy without costing any p
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,9 @@ from agent.fetch import Fetched
 from agent.ingest import Ingest
 from agent.semantic_client import SemanticUnavailable
 from agent.services import Services
+from agent.worker_pool import WorkerDied
 
-from ..fake_searxng import FakeSearxng
+from ..fake_searxng import FakeSearxng, InlinePool
 from .test_robots import FakeSite, Served
 from .test_sitemaps import urlset
 
@@ -49,13 +50,6 @@ SITE: dict[str, str | Served] = {
     URL("empty.html"): "<html><head><title>Empty</title></head><body><div></div></body></html>",
 }
 EVERY_PAGE = {SEED, *(URL(f"{n}.html") for n in "abcde")}
-
-
-class InlinePool:
-    """The worker pool's interface, extracting in the test's own thread."""
-
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return fn(*args)
 
 
 class FakeIndex:
@@ -212,7 +206,7 @@ class FailingPool(InlinePool):
         if fetched.url.endswith("hangs.html"):
             await asyncio.sleep(0.1)
         if fetched.url.endswith("dies.html"):
-            raise BrokenProcessPool("worker died")
+            raise WorkerDied("the extraction worker died")
         return await super().run(fn, *args)
 
 
@@ -232,24 +226,26 @@ def test_each_failure_is_its_pages_own_with_a_firecrawl_code(store: JobStore) ->
     assert done(store) == {SEED} and store.job("j").status == COMPLETED
 
 
-def test_a_page_past_its_extraction_timeout_keeps_its_slot_until_the_worker_is_done(store: JobStore) -> None:
+def test_a_page_past_its_extraction_timeout_is_cancelled_and_frees_its_slot(store: JobStore) -> None:
     class SlowFirstPool(InlinePool):
-        """The first extraction takes 0.1 s, past the page timeout; the worker goes on with it all the same."""
+        """The first extraction would take 10 s, far past the page timeout."""
 
         def __init__(self) -> None:
-            self.busy = self.most_busy = 0
+            self.cancelled: list[str] = []
 
         async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-            self.busy += 1
-            self.most_busy = max(self.most_busy, self.busy)
-            await asyncio.sleep(0.1 if args[0].url == SEED else 0.0)
-            self.busy -= 1
+            try:
+                await asyncio.sleep(10 if args[0].url == SEED else 0.0)
+            except asyncio.CancelledError:  # the real pool kills the worker here
+                self.cancelled.append(args[0].url)
+                raise
             return await super().run(fn, *args)
 
     pool = SlowFirstPool()
+    started = time.monotonic()
     crawl(store, pool=pool, settings={"crawl_page_timeout_s": 0.05}, seeds=(SEED, URL("a.html")), sitemap="skip",
           max_depth=0)
-    assert pool.most_busy == 1  # one slot: a.html waited for the timed-out seed's worker
+    assert pool.cancelled == [SEED] and time.monotonic() - started < 5
     assert done(store) == {URL("a.html")}  # and waiting for a slot did not count as its extraction time
 
 

@@ -86,11 +86,13 @@ def test_answer_returns_cited_text(rich_agents: dict[str, str], transport: Any) 
     if answer["answer"] is None:  # the 270M model may write back its prompt: then the results and why
         assert text(result).startswith("No answer: ") and answer["results"]
         return
-    assert answer["abstained"] is False and answer["citations"]
-    cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])}
-    assert cited <= {c["number"] for c in answer["citations"]}
+    assert answer["abstained"] is False and answer["answer"]
+    numbers = {c["number"] for c in answer["citations"]}
+    assert {int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])} <= numbers  # every [n] resolves
     for citation in answer["citations"]:
         assert f"[{citation['number']}] " in text(result) and f"<{citation['url']}>" in text(result)
+    if not numbers:  # the 270M test model mostly copies its sources without their markers (see README)
+        assert "The answer cites no source; it was written from:\n- " in text(result)
 
 
 def test_answer_abstains_when_nothing_is_relevant(rich_agents: dict[str, str]) -> None:  # noqa: F811
@@ -105,7 +107,7 @@ def test_scrape_returns_the_pages_markdown(rich_agents: dict[str, str], stack: O
     url = f"{stack.web.url}/www.sqlite.org/wal.html"
     _, page, missing = session(transport(rich_agents["rich"]),
                                ("scrape", {"url": url, "formats": ["markdown", "links"]}),
-                               ("scrape", {"url": "not a url"}))
+                               ("scrape", {"url": "ftp://example.org/file"}))
     assert not page.is_error, text(page)
     document = page.structured_content
     assert document["statusCode"] == 200 and "Write-Ahead Log" in document["markdown"]

@@ -142,17 +142,17 @@ async def answer(
 def answer_result(payload: dict[str, Any]) -> CallToolResult:
     """The answer as prose with its numbered sources; without one (the LLM failed), the results and why."""
     rich, warning = payload.get("answer"), payload.get("warning")
+    results = payload.get("data", {}).get("web", [])
     if rich is None:
-        results = payload.get("data", {}).get("web", [])
-        lines = [f"No answer: {warning or 'the server gave none'}", "", "Results:",
-                 *(f"- {r.get('title') or r['url']} <{r['url']}>" for r in results)]
+        lines = [f"No answer: {warning or 'the server gave none'}", "", "Results:", *_listed(results)]
         return _text_result("\n".join(lines), {"answer": None, "results": [_result(r) for r in results],
                                                "warning": warning})
-    citations = rich.get("citations", [])
-    text = rich["text"] if not rich.get("abstained") else "The sources found do not answer this question."
+    citations, text = rich.get("citations", []), rich["text"]  # an abstention's text says so
     lines = [text]
     if citations:
         lines += ["", "Sources:", *(f"[{c['number']}] {c.get('title') or c['url']} <{c['url']}>" for c in citations)]
+    elif not rich.get("abstained") and results:  # a model may copy its sources without their markers
+        lines += ["", "The answer cites no source; it was written from:", *_listed(results)]
     unsupported = [c["text"] for c in rich.get("claims", []) if c.get("citations") and not c.get("supported")]
     if unsupported:
         lines += ["", f"Not supported by the sources they cite ({len(unsupported)}):",
@@ -183,6 +183,10 @@ def formats_body(formats: list[Format] | None, json_options: JsonOptions | None,
         else:
             items.append(name)
     return items
+
+
+def _listed(results: list[dict[str, Any]]) -> list[str]:
+    return [f"- {r.get('title') or r['url']} <{r['url']}>" for r in results]
 
 
 def _wisp(ctx: Context) -> Wisp:

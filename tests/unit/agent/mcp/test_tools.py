@@ -132,9 +132,18 @@ def test_answer_asks_for_a_rich_search_and_returns_cited_prose() -> None:
     assert result.structured_content["abstained"] is False
 
 
+def test_an_answer_citing_nothing_names_the_results_it_was_written_from() -> None:
+    uncited = {**RESULTS, "answer": {**ANSWER["answer"], "text": "Squash with rebase.", "citations": [],
+                                     "claims": [{"text": "Squash with rebase.", "citations": [], "supported": False,
+                                                 "score": None}]}}
+    result, _ = call("answer", {"query": "squash commits"}, uncited)
+    assert text(result) == ("Squash with rebase.\n\nThe answer cites no source; it was written from:\n"
+                            "- A <https://a.example/>")
+
+
 def test_an_abstaining_answer_says_the_sources_do_not_answer() -> None:
-    abstained = {**RESULTS, "answer": {**ANSWER["answer"], "text": "", "abstained": True, "citations": [],
-                                       "claims": []}}
+    abstained = {**RESULTS, "answer": {**ANSWER["answer"], "text": "The sources found do not answer this question.",
+                                       "abstained": True, "citations": [], "claims": []}}
     result, _ = call("answer", {"query": "zebra"}, abstained)
     assert text(result) == "The sources found do not answer this question."
     assert result.structured_content["abstained"] is True and not result.is_error

@@ -113,3 +113,14 @@ def test_scrape_returns_the_pages_markdown(rich_agents: dict[str, str], stack: O
     assert document["statusCode"] == 200 and "Write-Ahead Log" in document["markdown"]
     assert document["links"] and document["url"].startswith(stack.web.url)
     assert missing.is_error and "HTTP 400" in text(missing)
+
+
+def test_malformed_mcp_messages_are_4xx_and_the_service_carries_on(agent_url: str) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    deep = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":' + \
+        b"[" * 100_000 + b"]" * 100_000 + b"}}}"
+    for body in [deep, b'{"jsonrpc":', b"[1, 2, 3]"]:
+        response = httpx.post(over_http(agent_url), content=body, headers=headers, timeout=30)
+        assert response.status_code == 400 and response.json()["error"]["code"] in (-32700, -32602)
+    _, found = session(over_http(agent_url), ("search", {"query": "git rebase", "limit": 1}))
+    assert not found.is_error

@@ -4,6 +4,7 @@ WISP_API_KEY as a bearer token when set."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 import httpx
@@ -17,6 +18,7 @@ HTTP_TIMEOUT = httpx.Timeout(300.0, connect=5.0)  # rich answers take a minute o
 def main() -> None:
     url, key = os.environ.get("WISP_URL", DEFAULT_URL).rstrip("/"), os.environ.get("WISP_API_KEY", "")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # the client's log goes to stderr, a line per call
 
     def remote() -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=url, headers=headers, timeout=HTTP_TIMEOUT, trust_env=False)

@@ -27,6 +27,7 @@ from agent.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_r
 from agent.ingest import Ingest
 from agent.limits import admit_search
 from agent.llm_client import LLMClient
+from agent.mcp.server import mounted as mcp_mounted
 from agent.query import SearchQuery
 from agent.request_limits import BodyLimit
 from agent.search import prepared, run_search
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     logs.configure(settings.log_level, settings.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -71,7 +73,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.crawls = crawls = Crawls(services, store)
             await crawls.resume()
             try:
-                yield
+                async with mcp.session_manager.run():
+                    yield
             finally:
                 await crawls.stop()
                 await services.ingest.stop()
@@ -79,6 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await pool.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
+    mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
     async def search_v2(request: Request) -> Response:

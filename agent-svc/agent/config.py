@@ -160,6 +160,9 @@ class Settings(BaseSettings):
     ranked_concurrency_per_key: int = Field(0, ge=0, description="Costly requests (modes other than keyword, "
                                             "rerank, rich, scrapeOptions formats, /v2/similar, scrapes) one key (or "
                                             "address) may have in flight; 0: no cap")
+    # MCP server (/mcp)
+    mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
+                                   "(comma-separated, host:* for any port; empty: any), against DNS rebinding")
     log_level: str = Field("INFO", description="Python logging level")
 
     def request_limits(self) -> RequestLimits:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -10,14 +11,18 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import httpx2
 import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import RateLimitError
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import agent_service
 
 RATE_KEY, RATE_OTHER = "wisp-rate-key-Aq1Ws2Ed3Rf4Tg5", "wisp-rate-key-Yh6Uj7Ik8Ol9Pz0"
+MCP_KEY = "wisp-rate-key-Mc1Pp2Ss3Ee4Rr5"
 CAP_KEY, CAP_OTHER = "wisp-cap-key-Xc1Vb2Nm3Lk4Jh5", "wisp-cap-key-Gf6Ds7Ap8Qw9Er0"
 RANKED = {"query": "sqlite wal checkpoint", "limit": 2, "retrieval_mode": "semantic"}
 QUICK = {**RANKED, "timeout": 1000}  # ranked searches that give up on semantic-svc after 1 s, 3 s
@@ -27,7 +32,7 @@ HELD = {**RANKED, "timeout": 3000}
 @pytest.fixture(scope="module")
 def limited(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with agent_service(stack.searx.url, tmp_path_factory.mktemp("rate"), "agent-rate",
-                       API_KEYS=f"{RATE_KEY},{RATE_OTHER}", RATE_LIMIT_PER_MIN="3") as agent:
+                       API_KEYS=f"{RATE_KEY},{RATE_OTHER},{MCP_KEY}", RATE_LIMIT_PER_MIN="3") as agent:
         yield agent.url
 
 
@@ -103,6 +108,18 @@ def test_firecrawl_py_meets_the_limit_as_a_rate_limit_error(limited: str) -> Non
         client.search("git rebase", limit=1)
 
 
+def test_an_mcp_session_counts_its_tool_calls_once_and_not_its_messages(limited: str) -> None:
+    """initialize, tools/list and the notifications are POSTs to /mcp too: only the calls count, once each."""
+    async def calls() -> list[bool]:
+        auth = httpx2.AsyncClient(headers={"Authorization": f"Bearer {MCP_KEY}"}, timeout=60)  # the SDK's httpx
+        async with auth, Client(streamable_http_client(limited + "/mcp", http_client=auth)) as client:
+            await client.list_tools()
+            return [(await client.call_tool("search", {"query": "git rebase", "limit": 1})).is_error
+                    for _ in range(4)]
+
+    assert asyncio.run(calls()) == [False, False, False, True]
+
+
 def admitted(response: httpx.Response) -> bool:
     """Served, not refused: a ranked search in SearXNG's order, saying semantic-svc did not answer."""
     return response.status_code == 200 and "semantic-svc" in response.json()["warning"]
@@ -125,6 +142,8 @@ def test_a_second_costly_request_of_a_key_is_a_429_while_one_runs(capped: str, s
                                               "allowed: 1. Please retry after 1s")
     assert post(capped, CAP_KEY, {**RANKED, "retrieval_mode": "keyword"}).status_code == 200  # cheap: served
     assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v2/similar").status_code == 429
+    assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v2/scrape").status_code == 429
+    assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v1/scrape").status_code == 429
     assert admitted(post(capped, CAP_OTHER, QUICK))  # another key's slot is its own
     done = held.result(timeout=30)
     pool.shutdown()

@@ -3,9 +3,13 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-SEARXNG_URL ?= http://127.0.0.1:8080
+# `make run`: empty SEARXNG_URL starts Debian's searx on SEARX_PORT; logs go to RUN_DIR
+SEARXNG_URL ?=
 AGENT_PORT ?= 3002
 SEMANTIC_PORT ?= 8081
+SEARX_PORT ?= 8888
+RUN_DIR ?= .wisp-run
+SEARX_PKG := /usr/lib/python3/dist-packages/searx
 PYTEST_ARGS ?=
 SITES ?= eval/data/sites.tsv
 QUERIES ?= eval/data/dev/queries.tsv
@@ -20,9 +24,10 @@ LLAMA_WHEEL := $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-py3-none-linu
 
 .PHONY: install test lint run demo corpus eval bench clean
 
-install: $(VENV)/.installed tests/sdk_js/node_modules/.installed
-	@test -d /usr/lib/python3/dist-packages/searx || { \
-	  $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx; }
+install: $(VENV)/.installed tests/sdk_js/node_modules/.installed $(SEARX_PKG)
+
+$(SEARX_PKG):
+	$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx
 
 # torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
 # unpinned torch (or uv) would download a multi-GB CUDA build
@@ -50,12 +55,11 @@ test: install
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 
-# Without Docker: agent-svc on :$(AGENT_PORT) and semantic-svc on :$(SEMANTIC_PORT), against $(SEARXNG_URL)
-run: $(VENV)/.installed
-	$(VENV)/bin/uvicorn semantic.api:app --host 127.0.0.1 --port $(SEMANTIC_PORT) & \
-	trap "kill $$!" EXIT; \
-	SEARXNG_URL=$(SEARXNG_URL) SEMANTIC_SVC_URL=http://127.0.0.1:$(SEMANTIC_PORT) \
-	  $(VENV)/bin/uvicorn agent.api:app --host 127.0.0.1 --port $(AGENT_PORT)
+# Without Docker: Debian's searx with its internet engines on :$(SEARX_PORT) (none when SEARXNG_URL names your
+# SearXNG), semantic-svc on :$(SEMANTIC_PORT) and agent-svc on :$(AGENT_PORT); Ctrl-C or SIGTERM stops them all
+run: $(VENV)/.installed $(if $(SEARXNG_URL),,$(SEARX_PKG))
+	exec $(PY) -m offline_web run --agent-port $(AGENT_PORT) --semantic-port $(SEMANTIC_PORT) \
+	  --searx-port $(SEARX_PORT) --workdir $(RUN_DIR) $(if $(SEARXNG_URL),--searxng-url $(SEARXNG_URL))
 
 # Offline: the offline web (Debian docs), searx, semantic-svc and agent-svc on loopback (SITES= to choose pages)
 demo: install

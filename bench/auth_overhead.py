@@ -4,9 +4,12 @@ and against one with API_KEYS, RATE_LIMIT_PER_MIN (too high to refuse) and RANKE
 Brings up the offline web, a real Debian searx and both agent-svcs on loopback. The two take turns in short
 slices (open, guarded, then the reverse) so that load from other jobs on this shared machine falls on both.
 `--route active` sends GET /v2/crawl/active instead of keyword searches: a route that does not wait on searx,
-where the gate's share of the work is largest. Prints a table and writes JSON.
+where the gate's share of the work is largest. `--baseline DIR` adds a third agent-svc from a checkout of Wisp
+from before keys and metrics existed (`git worktree add /tmp/wisp-base 830ba3d`), so that the table shows what
+metrics, request ids and the access log cost too. Prints a table and writes JSON.
 
     .venv/bin/python bench/auth_overhead.py [--clients 50] [--seconds 20] [--slices 6] [--route search|active]
+        [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20, help="per target, all slices together")
     parser.add_argument("--slices", type=int, default=6)
     parser.add_argument("--route", choices=["search", "active"], default="search")
+    parser.add_argument("--baseline", type=Path, help="a Wisp checkout without keys and metrics")
     parser.add_argument("--sites", type=Path, default=ROOT / "tests" / "fixtures" / "sites-mini.tsv")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "auth_overhead.json")
     args = parser.parse_args()
@@ -92,6 +96,9 @@ def main() -> None:
 
         targets = {"open": (agent("agent-open", {}), {}),
                    "guarded": (agent("agent-guarded", guarded_env), {"Authorization": f"Bearer {KEY}"})}
+        if args.baseline:  # its agent package ahead of the installed one; wisp-text is shared
+            baseline_path = f"{args.baseline.resolve()}/agent-svc"
+            targets = {"baseline": (agent("agent-baseline", {"PYTHONPATH": baseline_path}), {}), **targets}
         results = run(targets, args.route, args.clients, args.seconds, args.slices)
     print(f"\n{args.clients} clients, {args.route}, {args.seconds:.0f} s per target in {args.slices} slices\n")
     print(f"| {'agent-svc':10} | {'req/s':>7} | {'p50 ms':>7} | {'p95 ms':>7} |\n|{'-' * 12}|{'-' * 9}|"
@@ -99,6 +106,9 @@ def main() -> None:
     for name, result in results.items():
         print(f"| {name:10} | {result['rps']:7.1f} | {result['p50_ms']:7.1f} | {result['p95_ms']:7.1f} |")
     print(f"\nguarded/open throughput: {results['guarded']['rps'] / results['open']['rps']:.3f}")
+    if "baseline" in results:
+        print(f"open/baseline throughput: {results['open']['rps'] / results['baseline']['rps']:.3f}, "
+              f"guarded/baseline: {results['guarded']['rps'] / results['baseline']['rps']:.3f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "results": results},
                                    indent=2))

@@ -1,35 +1,66 @@
-"""Command line: `python -m offline_web build|serve|demo --sites FILE`.
+"""Command line: `python -m offline_web build|serve|demo --sites FILE`, and `python -m offline_web run`.
 
     build   download the packages of a sites file and index them (cached; prints the time taken)
     serve   serve the offline web, and with --searx a real searx in front of it
     demo    the offline web, searx, semantic-svc and agent-svc on loopback, with how to query them
+    run     Wisp on the real web (`make run`): searx with its internet engines (unless --searxng-url names a
+            SearXNG you run), semantic-svc and agent-svc on loopback, with how to query them
+
+Ctrl-C, SIGTERM and SIGHUP stop everything that was started.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import socket
+import sys
 import tempfile
 import time
 from pathlib import Path
+from types import FrameType
 
 from offline_web.processes import free_port
 from offline_web.server import OfflineWeb
-from offline_web.stack import offline_search_stack, prepare_index, wisp_stack
+from offline_web.stack import local_stack, offline_search_stack, prepare_index, wisp_stack
 
 FIRECRAWL_PORT = 3002
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def main() -> None:
     args = _parser().parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    _stop_on_signals()
+    with contextlib.suppress(KeyboardInterrupt):  # stopped as asked, and what it started stopped with it
+        _command(args)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP end the launcher as Ctrl-C does, by KeyboardInterrupt, so every `with` that started a
+    service stops it (by default they would end the launcher at once and leave the services running). The
+    first signal starts the stop; later ones are ignored, so that a second Ctrl-C cannot cut the cleanup short."""
+    def stop(signum: int, _: FrameType | None) -> None:
+        for each in STOP_SIGNALS:
+            signal.signal(each, signal.SIG_IGN)
+        print(f"\n{signal.Signals(signum).name}: stopping", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    for each in STOP_SIGNALS:
+        signal.signal(each, stop)
+
+
+def _command(args: argparse.Namespace) -> None:
     if args.command == "build":
         started = time.monotonic()
         _, _, db = prepare_index(args.sites)
         print(f"index: {db} ({time.monotonic() - started:.1f} s)")
     elif args.command == "demo":
         _demo(args.sites)
+    elif args.command == "run":
+        _run(args)
     elif args.searx:
         with offline_search_stack(args.sites, args.workdir.resolve(), args.port, args.searx_port) as stack:
             print(f"offline web: {stack.web.url}\nsearx: {stack.searx.url}", flush=True)
@@ -52,14 +83,33 @@ Wisp is running on loopback, offline:
   semantic-svc   {stack.semantic.url if stack.semantic else "-"}
   searx          {stack.offline.searx.url}
   offline web    {stack.offline.web.url}   (pages under /<host>/<path>, e.g. /www.sqlite.org/wal.html)
+{_usage(agent)}""", flush=True)
+        _wait_forever()
 
+
+def _run(args: argparse.Namespace) -> None:
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    with local_stack(args.workdir.resolve(), args.searxng_url, args.agent_port, args.semantic_port,
+                     args.searx_port) as stack:
+        searx = "searx (Debian, its internet engines)" if stack.searx else "SearXNG (yours)"
+        print(f"""
+Wisp is running on loopback:
+  agent-svc      {stack.agent.url}   (Firecrawl's API: /v2/search, /v1/search, /v2/crawl, ...)
+  semantic-svc   {stack.semantic.url}
+  {searx:<38} {stack.searxng_url}
+  logs           {args.workdir}/
+{_usage(stack.agent.url)}""", flush=True)
+        _wait_forever()
+
+
+def _usage(agent: str) -> str:
+    return f"""
 Try:
   curl -s {agent}/v2/search -H 'content-type: application/json' \\
        -d '{{"query": "sqlite wal checkpoint", "limit": 3}}'
   .venv/bin/python -c "from firecrawl import Firecrawl; print(Firecrawl(api_url='{agent}').search('git rebase'))"
 
-Ctrl-C stops everything.""", flush=True)
-        _wait_forever()
+Ctrl-C (or SIGTERM) stops everything."""
 
 
 def _port_is_free(port: int) -> bool:
@@ -68,11 +118,8 @@ def _port_is_free(port: int) -> bool:
 
 
 def _wait_forever() -> None:
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
+    while True:
+        time.sleep(3600)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,6 +134,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--searx-port", type=int, default=None)
     serve.add_argument("--workdir", type=Path, default=Path(".offline-web"))
     sub.add_parser("demo").add_argument("--sites", type=Path, required=True)
+    run = sub.add_parser("run")
+    run.add_argument("--searxng-url", default="", help="a SearXNG you run (JSON on, limiter off); none: start searx")
+    run.add_argument("--agent-port", type=int, default=FIRECRAWL_PORT)
+    run.add_argument("--semantic-port", type=int, default=8081)
+    run.add_argument("--searx-port", type=int, default=8888)
+    run.add_argument("--workdir", type=Path, default=Path(".wisp-run"), help="logs and searx's settings")
     return parser
 
 

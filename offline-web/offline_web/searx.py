@@ -1,19 +1,26 @@
-"""Run a real Debian searx (1.1.0) on loopback with every engine pointed at the offline web.
+"""Run a real Debian searx (1.1.0) on loopback: with every engine pointed at the offline web, or with its
+default set of internet engines (`make run`).
 
 Debian's searx must run under /usr/bin/python3 (its dist-packages), ships no default settings, and takes
-its port only from settings.yml, so this module writes a full settings file and starts the process.
+its port only from settings.yml, so this module writes a full settings file and starts the process. Its JSON
+format is always on, and 1.1.0 has no limiter.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from offline_web.processes import Service, free_port
 
 SEARX_PYTHON = "/usr/bin/python3"
 ENGINE_MODULE = Path(__file__).parent / "searx_engines" / "offlineweb"
+# Debian's only copy of searx's own settings, with its default engine pool
+EXAMPLE_SETTINGS = Path("/usr/share/doc/searx/examples/settings.yml")
+# searx's interpreter has PyYAML (searx needs it); Wisp's need not
+_YAML_TO_JSON = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)"
 
 
 def engines(web_url: str) -> list[dict]:
@@ -54,6 +61,19 @@ def engines(web_url: str) -> list[dict]:
     ]
 
 
+def internet_settings(port: int, example: Path = EXAMPLE_SETTINGS) -> dict:
+    """searx's own settings, its default internet engines included, served on loopback at `port`."""
+    if not example.is_file():
+        raise FileNotFoundError(f"{example} is missing (Debian's searx package ships it): reinstall searx "
+                                "with its documentation, or run against your own SearXNG with SEARXNG_URL")
+    loaded = subprocess.run([SEARX_PYTHON, "-c", _YAML_TO_JSON, str(example)], capture_output=True, text=True,
+                            check=True)
+    own = json.loads(loaded.stdout)
+    # the example's secret ("ultrasecretkey") makes searx exit outside debug mode
+    own["server"].update(port=port, bind_address="127.0.0.1", secret_key=os.urandom(16).hex())
+    return own
+
+
 def settings(port: int, web_url: str) -> dict:
     """A full settings file for Debian searx 1.1.0 (it has no defaults to merge with)."""
     return {
@@ -82,14 +102,16 @@ def settings(port: int, web_url: str) -> dict:
 
 
 class Searx(Service):
-    """Debian searx on a free loopback port, its engines pointed at the offline web at `web_url`."""
+    """Debian searx on a free loopback port (or `port`), its engines pointed at the offline web at `web_url`,
+    or, with no `web_url`, searx's default internet engines."""
 
-    def __init__(self, web_url: str, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, web_url: str | None, workdir: Path, port: int | None = None) -> None:
         self.port = port or free_port()
         settings_path = workdir / "settings.yml"
         workdir.mkdir(parents=True, exist_ok=True)
+        chosen = settings(self.port, web_url) if web_url else internet_settings(self.port)
         # JSON is valid YAML, and needs no YAML library here
-        settings_path.write_text(json.dumps(settings(self.port, web_url), indent=2))
+        settings_path.write_text(json.dumps(chosen, indent=2))
         env = {"SEARX_SETTINGS_PATH": str(settings_path), "SEARX_DEBUG": "0", "PYTHONPATH": ""}
         super().__init__("searx", [SEARX_PYTHON, "-m", "searx.webapp"], f"http://127.0.0.1:{self.port}",
                          workdir / "searx.log", env=env, cwd=workdir)

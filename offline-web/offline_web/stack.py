@@ -24,6 +24,16 @@ class OfflineStack:
 
 
 @dataclass
+class LocalStack:
+    """Wisp on the real web (`make run`): searx unless a SearXNG was given, semantic-svc and agent-svc."""
+
+    searxng_url: str
+    searx: Searx | None
+    semantic: Service
+    agent: Service
+
+
+@dataclass
 class WispStack:
     """The offline stack plus agent-svc (and semantic-svc when asked for) running against it."""
 
@@ -80,6 +90,25 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, age
         agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir,
                                                       {**env, **(agent_env or {})}, agent_port))
         yield WispStack(offline, agent, semantic)
+
+
+@contextmanager
+def local_stack(workdir: Path, searxng_url: str = "", agent_port: int | None = None,
+                semantic_port: int | None = None, searx_port: int | None = None) -> Iterator[LocalStack]:
+    """Wisp without Docker: Debian searx with its internet engines unless `searxng_url` names a SearXNG already
+    running, then semantic-svc and agent-svc with their own defaults (the environment's settings pass through);
+    logs and searx's settings in `workdir`."""
+    with ExitStack() as running:
+        searx = None
+        if not searxng_url:
+            searx = running.enter_context(Searx(None, workdir / "searx", port=searx_port))
+            searxng_url = searx.url
+        semantic = running.enter_context(uvicorn_service("semantic-svc", "semantic.api:app", workdir, {},
+                                                         semantic_port, ready_path="/readyz").started(timeout_s=300))
+        agent = running.enter_context(uvicorn_service(
+            "agent-svc", "agent.api:app", workdir, {"SEARXNG_URL": searxng_url, "SEMANTIC_SVC_URL": semantic.url},
+            agent_port))
+        yield LocalStack(searxng_url, searx, semantic, agent)
 
 
 def llm_service(workdir: Path, port: int | None = None) -> Service:

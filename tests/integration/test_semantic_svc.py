@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from offline_web.processes import Service
+from offline_web.processes import Service, family, wait_gone
 from offline_web.stack import semantic_service
 
 WAL = ("# Write-Ahead Logging\n\nThe default method by which SQLite implements atomic commit is a rollback journal. "
@@ -215,3 +217,21 @@ def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
         assert stats["documents"] == 1 and hit["results"][0]["url"] == "https://a.org/x"
     finally:
         second.stop()
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_no_process_outlives_semantic_svc(tmp_path: Path, how: signal.Signals) -> None:
+    service = start_semantic(tmp_path)
+    try:
+        with httpx.Client(base_url=service.url, timeout=60) as client:  # every model and the index at work
+            client.post("/embed", json={"texts": [WAL, REBASE]}).raise_for_status()
+            client.post("/rerank", json={"query": "wal checkpoint", "passages": [WAL, REBASE]}).raise_for_status()
+            client.post("/index/upsert", json={"documents": [{"url": "https://a.org/x", "text": REBASE}]}
+                        ).raise_for_status()
+        assert service.process is not None
+        members = family(service.process.pid)
+        os.kill(service.process.pid, how)
+        service.process.wait(timeout=30)
+        assert not wait_gone(members)
+    finally:
+        service.stop()

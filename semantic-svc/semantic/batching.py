@@ -23,6 +23,7 @@ from typing import Any
 
 from semantic import metrics
 from semantic.errors import NotReady
+from semantic.heap import HeapTrimmer
 
 # The lane serves text models: an item is a text, or texts read together (a query and a passage).
 Text = str | tuple[str, ...]
@@ -79,7 +80,7 @@ class _Slice:
 
 class ModelLane:
     def __init__(self, max_pending: int, max_batch: int, max_batch_chars: int = 0, max_wait_s: float = 0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, heap: HeapTrimmer | None = None) -> None:
         """0 for `max_batch_chars` or `max_wait_s`: no limit of that kind."""
         self._max_pending, self._max_batch, self._max_batch_chars = max_pending, max_batch, max_batch_chars
         self._max_wait_s, self._clock = max_wait_s, clock
@@ -88,6 +89,7 @@ class ModelLane:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
         self._worker: asyncio.Task | None = None
         self._recent: deque[BatchRecord] = deque(maxlen=RECENT_BATCHES)
+        self._heap = heap or HeapTrimmer()
         self._batches = self._sliced = self._computed = self._skipped = self._expired = 0
 
     async def run(self, work: Work, items: list[Text], batch_key: Hashable | None = None) -> list[Any]:
@@ -118,6 +120,9 @@ class ModelLane:
         while True:
             self._drop_hopeless()
             if not self._jobs:
+                if self._heap.untrimmed:  # then look again: a job may have come during the trim
+                    await loop.run_in_executor(self._executor, self._heap.release)
+                    continue
                 self._ready.clear()
                 await self._ready.wait()
                 continue
@@ -125,7 +130,7 @@ class ModelLane:
             items = [item for part in batch for item in part.job.items[part.start : part.stop]]
             started = time.perf_counter()
             try:
-                results = await loop.run_in_executor(self._executor, batch[0].job.work, items)
+                results = await loop.run_in_executor(self._executor, self._compute, batch[0].job.work, items)
             except Exception as e:  # the model's error belongs to the requests that asked
                 for part in batch:
                     if not part.job.future.done():
@@ -139,6 +144,12 @@ class ModelLane:
                 offset += size
                 if len(part.job.results) == len(part.job.items) and not part.job.future.done():
                     part.job.future.set_result(part.job.results)
+
+    def _compute(self, work: Work, items: list[Any]) -> Sequence[Any]:
+        try:
+            return work(items)
+        finally:
+            self._heap.after_call()
 
     def _drop_hopeless(self) -> None:
         """No model time for a job whose caller gave up (or a slice of which failed), nor for one that waited

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from semantic.batching import Busy, ModelLane
+from semantic.heap import HeapTrimmer
 
 
 class Blocker:
@@ -216,3 +217,32 @@ def test_a_job_that_waited_too_long_to_start_is_refused_and_the_next_one_served(
     stale, fresh = asyncio.run(main())
     assert isinstance(stale, Busy) and "waited 3.0 s for the model" in str(stale) and fresh == ["FRESH"]
     assert calls == [["fresh"]] and lane.stats().expired_jobs == 1
+
+
+def test_the_heap_is_trimmed_at_most_once_an_interval_while_busy_and_again_when_idle() -> None:
+    calls: list[list[str]] = []
+    heap = HeapTrimmer(every_s=3600, trim=lambda: calls.append(["trim"]))
+    lane = ModelLane(10, 10, 10_000, heap=heap)
+
+    async def idle() -> None:
+        for _ in range(500):
+            if not heap.untrimmed:
+                return
+            await asyncio.sleep(0.01)
+
+    async def main() -> list[str]:
+        blocker = Blocker()
+        held = await blocker.occupy(lane)
+        tasks = [asyncio.create_task(lane.run(recorded(calls), [key], key)) for key in "abc"]
+        await queued(lane, 3)
+        blocker.release.set()
+        await asyncio.gather(held, *tasks)
+        await idle()
+        served_after_the_trim = await lane.run(recorded(calls), ["d"], "d")
+        await idle()
+        await lane.close()
+        return served_after_the_trim
+
+    assert asyncio.run(main()) == ["D"]
+    # the blocker's call trims (none for an hour before), a, b and c do not, going idle does, and again after d
+    assert calls == [["trim"], ["a"], ["b"], ["c"], ["trim"], ["d"], ["trim"]]

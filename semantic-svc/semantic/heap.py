@@ -37,10 +37,6 @@ class HeapTrimmer:
         self._last = -every_s
         self.untrimmed = False  # a model call ran since the last trim
 
-    @property
-    def available(self) -> bool:
-        return self._trim is not None
-
     def after_call(self) -> None:
         """On the model's thread, after each model call."""
         self.untrimmed = True

@@ -56,6 +56,8 @@ ENGINE_ANSWERS = Counter("wisp_agent_searxng_engine_answers",
 ENGINE_FAILURES = Counter("wisp_agent_searxng_engine_unresponsive",
                           "SearXNG answers that reported the engine unresponsive, by engine and reason",
                           ["engine", "reason"])
+SEARXNG_RETRIES = Counter("wisp_agent_searxng_retries",
+                          "Searches sent to SearXNG a second time after it answered a 5xx, by that status", ["status"])
 
 for _cause in get_args(Cause):  # every series exists from the start, so rate() sees the first one
     DEGRADATIONS.labels(_cause)
@@ -94,3 +96,7 @@ def searxng_answered(answering: Iterable[str], unresponsive: Iterable[tuple[str,
         ENGINE_ANSWERS.labels(engine).inc()
     for engine, reason in unresponsive:
         ENGINE_FAILURES.labels(engine, reason[:80]).inc()
+
+
+def searxng_retried(status: int) -> None:
+    SEARXNG_RETRIES.labels(str(status)).inc()

@@ -22,6 +22,7 @@ from agent.errors import BadRequest, UpstreamError
 from agent.translation import EngineCatalog
 
 _RESOLUTION = re.compile(r"(\d+)\s*[x×]\s*(\d+)")
+RETRY_MIN_S = 1.0  # the least budget worth a second try at a search SearXNG failed with a 5xx
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,16 @@ class SearxngClient:
         Raises UpstreamError, or BadRequest when SearXNG rejects a parameter.
         """
         budget = min(budget_s, self._timeout_s) if budget_s is not None else self._timeout_s
-        # timeout_limit lets SearXNG cut its slow engines and answer within the budget; the HTTP timeout
-        # leaves slack past the budget so that the caller's own deadline, not this call, reports a timeout
-        query = {**params, "timeout_limit": f"{max(budget - 0.25, 0.1):.2f}"}
-        response = await self._get("/search", query, min(self._timeout_s, budget + 0.5))
+        deadline = time.monotonic() + budget
+        response = await self._search_within(params, budget)
+        # searx 1.1.0 now and then answers 500 when an engine times out while the answer is being written
+        # ("Set changed size during iteration" over its unresponsive engines): such a fault passes, so one more
+        # try while the budget allows
+        left = deadline - time.monotonic()
+        if response.status_code >= 500 and left >= RETRY_MIN_S:
+            metrics.searxng_retried(response.status_code)
+            response = await self._search_within(params, left)
+        _raise_for_status(response)
         body = _json_body(response)
         if not isinstance(body.get("results"), list):
             raise UpstreamError(f"SearXNG answered JSON without a results list (keys: {sorted(body)[:10]})")
@@ -77,11 +84,19 @@ class SearxngClient:
         metrics.searxng_answered(answering, page.unresponsive)
         return page
 
+    async def _search_within(self, params: dict[str, str], budget: float) -> httpx.Response:
+        # timeout_limit lets SearXNG cut its slow engines and answer within the budget; the HTTP timeout
+        # leaves slack past the budget so that the caller's own deadline, not this call, reports a timeout
+        query = {**params, "timeout_limit": f"{max(budget - 0.25, 0.1):.2f}"}
+        return await self._get("/search", query, min(self._timeout_s, budget + 0.5))
+
     async def catalog(self) -> EngineCatalog:
         """The instance's engines and categories from GET /config, cached for the configured TTL."""
         if self._catalog and time.monotonic() - self._catalog[0] < self._config_ttl_s:
             return self._catalog[1]
-        body = _json_body(await self._get("/config", {}, self._timeout_s))
+        response = await self._get("/config", {}, self._timeout_s)
+        _raise_for_status(response)
+        body = _json_body(response)
         engines = {
             e["name"]: frozenset(e.get("categories") or [])
             for e in body.get("engines", []) if isinstance(e, dict) and e.get("name")
@@ -104,8 +119,6 @@ class SearxngClient:
             raise UpstreamError(f"SearXNG at {self.base_url} did not answer within {timeout_s:.1f} s") from e
         except httpx.HTTPError as e:
             raise UpstreamError(f"SearXNG is unreachable at {self.base_url}: {_describe(e)}") from e
-        if path != "/healthz":
-            _raise_for_status(response)
         return response
 
 

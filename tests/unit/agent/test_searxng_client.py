@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from agent.errors import BadRequest, UpstreamError
 from agent.searxng_client import SearxngClient, parse_hit, parse_published
@@ -98,6 +99,40 @@ WERKZEUG_403 = ("<!doctype html>\n<html lang=en>\n<title>403 Forbidden</title>\n
 def test_in_band_failures_become_upstream_errors(response: httpx.Response, message: str) -> None:
     with pytest.raises(UpstreamError, match=message.replace("(", r"\(").replace(")", r"\)")):
         search(client_answering(lambda r: response))
+
+
+SEARX_500 = httpx.Response(500, text="<title>500 Internal Server Error</title>", headers={"content-type": "text/html"})
+
+
+def answering_in_turn(*responses: httpx.Response) -> tuple[SearxngClient, list[httpx.URL]]:
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        return responses[min(len(seen), len(responses)) - 1]
+
+    return client_answering(handler), seen
+
+
+def test_a_search_searx_failed_with_a_5xx_is_tried_once_more_within_the_budget() -> None:
+    client, seen = answering_in_turn(SEARX_500, httpx.Response(200, json=sample("searx-1.1.0", "mixed")))
+    before = REGISTRY.get_sample_value("wisp_agent_searxng_retries_total", {"status": "500"}) or 0
+    page = asyncio.run(client.search({"q": "git rebase", "format": "json"}, budget_s=3.0))
+    assert page.hits and len(seen) == 2
+    assert float(seen[1].params["timeout_limit"]) <= float(seen[0].params["timeout_limit"]) == 2.75
+    assert REGISTRY.get_sample_value("wisp_agent_searxng_retries_total", {"status": "500"}) == before + 1
+
+
+@pytest.mark.parametrize(("responses", "budget", "calls"), [
+    ((SEARX_500,), 3.0, 2),  # failed twice: the second answer is the error
+    ((SEARX_500,), 0.9, 1),  # too little budget left for a second try
+    ((httpx.Response(429, text="Too Many Requests"),), 3.0, 1),  # a refusal is not retried
+])
+def test_a_retry_is_bounded(responses: tuple[httpx.Response, ...], budget: float, calls: int) -> None:
+    client, seen = answering_in_turn(*responses)
+    with pytest.raises(UpstreamError):
+        asyncio.run(client.search({"q": "git rebase", "format": "json"}, budget_s=budget))
+    assert len(seen) == calls
 
 
 def test_connection_refused_and_timeouts_name_the_cause() -> None:

@@ -72,7 +72,6 @@ class SearxngClient:
         if response.status_code >= 500 and left >= RETRY_MIN_S:
             metrics.searxng_retried(response.status_code)
             response = await self._search_within(params, left)
-        _raise_for_status(response)
         body = _json_body(response)
         if not isinstance(body.get("results"), list):
             raise UpstreamError(f"SearXNG answered JSON without a results list (keys: {sorted(body)[:10]})")
@@ -94,9 +93,7 @@ class SearxngClient:
         """The instance's engines and categories from GET /config, cached for the configured TTL."""
         if self._catalog and time.monotonic() - self._catalog[0] < self._config_ttl_s:
             return self._catalog[1]
-        response = await self._get("/config", {}, self._timeout_s)
-        _raise_for_status(response)
-        body = _json_body(response)
+        body = _json_body(await self._get("/config", {}, self._timeout_s))
         engines = {
             e["name"]: frozenset(e.get("categories") or [])
             for e in body.get("engines", []) if isinstance(e, dict) and e.get("name")
@@ -147,6 +144,8 @@ def _raise_for_status(response: httpx.Response) -> None:
 
 
 def _json_body(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object of an answer, or the UpstreamError (or BadRequest) its status or body makes it."""
+    _raise_for_status(response)
     try:
         body = response.json()
     except ValueError:

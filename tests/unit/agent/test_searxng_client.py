@@ -25,6 +25,16 @@ def client_answering(handler) -> SearxngClient:
     return SearxngClient("http://searx.test/", http, timeout_s=5)
 
 
+def answering_in_turn(*responses: httpx.Response) -> tuple[SearxngClient, list[httpx.URL]]:
+    seen: list[httpx.URL] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url)
+        return responses[min(len(seen), len(responses)) - 1]
+
+    return client_answering(handler), seen
+
+
 def search(client: SearxngClient, params: dict | None = None):
     return asyncio.run(client.search(params or {"q": "hello world", "format": "json"}))
 
@@ -66,13 +76,8 @@ def test_a_rejected_parameter_is_a_bad_request(dialect: str) -> None:
 
 
 def test_the_request_carries_the_params_and_a_timeout_limit() -> None:
-    seen = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request.url)
-        return httpx.Response(200, json=sample("searxng-current", "general"))
-
-    asyncio.run(client_answering(handler).search({"q": "a b", "format": "json", "pageno": "2"}, budget_s=2.0))
+    client, seen = answering_in_turn(httpx.Response(200, json=sample("searxng-current", "general")))
+    asyncio.run(client.search({"q": "a b", "format": "json", "pageno": "2"}, budget_s=2.0))
     assert seen[0].path == "/search"
     assert dict(seen[0].params) == {"q": "a b", "format": "json", "pageno": "2", "timeout_limit": "1.75"}
 
@@ -102,16 +107,6 @@ def test_in_band_failures_become_upstream_errors(response: httpx.Response, messa
 
 
 SEARX_500 = httpx.Response(500, text="<title>500 Internal Server Error</title>", headers={"content-type": "text/html"})
-
-
-def answering_in_turn(*responses: httpx.Response) -> tuple[SearxngClient, list[httpx.URL]]:
-    seen: list[httpx.URL] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request.url)
-        return responses[min(len(seen), len(responses)) - 1]
-
-    return client_answering(handler), seen
 
 
 def test_a_search_searx_failed_with_a_5xx_is_tried_once_more_within_the_budget() -> None:

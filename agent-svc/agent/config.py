@@ -68,11 +68,6 @@ class Settings(BaseSettings):
         description="hybrid mode: the weight of each page feature in fusion")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
                            "reranker scores (every candidate's best chunk first; snippets on top)")
-    busy_shortlist: int = Field(
-        8, ge=1, le=64, description="hybrid mode: page chunks of the shortlist while more than BUSY_SEARCHES ranked "
-        "searches run (every fetched page still gets its best chunk scored); not below SHORTLIST: no busy mode")
-    busy_searches: int = Field(
-        4, ge=1, description="Ranked searches in flight above which hybrid mode scores BUSY_SHORTLIST chunks")
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
     pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")
     extract_workers: int = Field(2, ge=1, le=32, description="Processes extracting pages in parallel")

@@ -19,7 +19,7 @@ Cause = Literal[
     "searxng_order",  # nothing could be scored: SearXNG's order
     "snippet_scores",  # page content could not be scored: ranked by the first pass's snippet scores
     "snippets",  # pages that failed to load or extract: their SearXNG snippets stood in
-    "busy_shortlist",  # too many ranked searches in flight: a shorter shortlist
+    "partial_scores",  # the deadline came before every text was scored: ranked with those that were
     "keyword_form",  # the keyword form of a question failed: searched as written
     "source_failed",  # one source's SearXNG request failed: its bucket is empty
     "searxng_page",  # a later SearXNG page failed: fewer results

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agent import metrics
+from agent.anytime import Partial
 from agent.errors import Degraded
 from agent.evidence import Passage
 from agent.extract import Extraction
@@ -36,6 +37,25 @@ Scores = tuple[float, ...]
 Gather = Callable[[SearchQuery, SearchContext, int, str], Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
 
 
+@dataclass(frozen=True)
+class Scored:
+    """Pass 2's result: each candidate's scored passages, and which candidates the deadline left unscored."""
+
+    passages: tuple[tuple[Passage, ...], ...]  # by candidate; none: not scored
+    cut: frozenset[int] = frozenset()  # candidates whose texts the deadline left unscored, every one of them
+    note: str | None = None  # the warning of a partial ranking
+
+    @classmethod
+    def of(cls, count: int, asked: Sequence[tuple[int, Passage]], partial: Partial) -> Scored:
+        """`count` candidates' passages from the scores of the (candidate, passage) pairs asked for."""
+        scored: list[list[Passage]] = [[] for _ in range(count)]
+        for (i, passage), score in zip(asked, partial.scores, strict=True):
+            if score is not None:
+                scored[i].append(replace(passage, score=score))
+        cut = frozenset(i for i, _ in asked if not scored[i])
+        return cls(tuple(tuple(passages) for passages in scored), cut, partial.note())
+
+
 class Scorer(Protocol):
     """A ranked mode's scoring strategy."""
 
@@ -44,10 +64,10 @@ class Scorer(Protocol):
         None to fetch in SearXNG's order. Raises Degraded when it cannot score."""
         ...
 
-    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext
-                    ) -> tuple[tuple[Passage, ...], ...]:
-        """Pass 2: for each candidate, its passages with their scores (none: it was not scored). Every
-        candidate offers its evidence, page or snippet, on one scale. Raises Degraded when it cannot score."""
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
+        """Pass 2: for each candidate, its passages with their scores, as many as the deadline allows (anytime.py).
+        Every candidate offers its evidence, page or snippet, on one scale. Raises Degraded when it could score
+        nothing."""
         ...
 
 
@@ -58,15 +78,7 @@ class RankSpec:
     scorer: Scorer
     fusion: str = "rrf"  # a name in fusion.FUSIONS
     weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
-    busy: Busy | None = None  # what the mode does with less model time, when the process is busy
     gather: Gather = candidate_pool  # where the candidates come from: SearXNG by default
-
-
-@dataclass(frozen=True)
-class Busy:
-    above: int  # ranked searches in flight, this one included
-    scorer: Scorer
-    note: str  # said in the response's warning
 
 
 @dataclass(frozen=True)
@@ -90,12 +102,7 @@ async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> 
     ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
     if ranked is None:
         return (await retrieve_candidates(query, ctx)).limited(query.limit)
-    with ctx.services.in_flight.one() as running:
-        if spec.busy and running > spec.busy.above:
-            metrics.degraded("busy_shortlist")
-            return (await _ranked(query, ctx, replace(spec, scorer=spec.busy.scorer), ranked)).warned(
-                f"{running} ranked searches in flight: {spec.busy.note}")
-        return await _ranked(query, ctx, spec, ranked)
+    return await _ranked(query, ctx, spec, ranked)
 
 
 async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked: str) -> SearchOutcome:
@@ -115,16 +122,19 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked
             return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
         metrics.degraded("snippet_scores")
         outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
-        scored = tuple(tuple(replace(p, score=s) for p in c.snippet()) for c, s in zip(candidates, preliminary,
-                                                                                         strict=True))
+        scored = Scored(((),) * len(candidates), frozenset(range(len(candidates))))
+    if scored.note:
+        metrics.degraded("partial_scores")
+        outcome = outcome.warned(scored.note)
     judged = [Judged(c, tuple(sorted(passages, key=lambda p: p.score, reverse=True)),
                      preliminary[i] if preliminary else None)
-              for i, (c, passages) in enumerate(zip(candidates, scored, strict=True))]
+              for i, (c, passages) in enumerate(zip(candidates, scored.passages, strict=True))]
+    judged, unscored = _placed_unscored(judged, scored.cut, preliminary is not None)
     if is_time_sensitive(query.query, query.tbs) and ctx.services.settings.recency_weight > 0:
         judged = _weighed_by_recency(judged, ctx.services.settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
     judged = _with_features(query.query, _pruned(judged, spec.margin))
-    return _finish(outcome, query, ranked, _fused(judged, spec), judged, ctx, spec.margin)
+    return _finish(outcome, query, ranked, _fused(judged, spec) + unscored, judged + unscored, ctx, spec.margin)
 
 
 async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
@@ -142,6 +152,19 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
     pages = await fetch_pages([c.url for c in top], ctx, how)
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
     return with_pages, failure_warning(pages)
+
+
+def _placed_unscored(judged: list[Judged], cut: frozenset[int], have_preliminary: bool
+                     ) -> tuple[list[Judged], list[Judged]]:
+    """Candidates the deadline left unscored: with pass 1, ranked among the scored by their snippet's pass-1
+    score (the same scale: what pass 2 would have scored without the page); without, after every scored
+    candidate in SearXNG's order. Returns (to rank, to append)."""
+    if have_preliminary:
+        return [replace(j, passages=tuple(replace(p, score=j.preliminary or 0.0) for p in j.candidate.snippet()))
+                if i in cut else j for i, j in enumerate(judged)], []
+    return ([j for i, j in enumerate(judged) if i not in cut],
+            [replace(j, kept=True, reason="not scored before the deadline: SearXNG order")
+             for i, j in enumerate(judged) if i in cut])
 
 
 def _weighed_by_recency(judged: list[Judged], scale: float) -> list[Judged]:

@@ -13,6 +13,7 @@ from agent.timings import StageTimings
 # a stage bounded by the request's own timeout stops this early, so the search answers (degraded) instead of
 # the timeout's 408 taking its work
 RESPONSE_RESERVE_S = 0.25
+FINISH_RESERVE_S = 0.15  # after scoring: fusing, packing and answering take a few milliseconds; the rest is slack
 VERIFY_RESERVE_S = 1.5  # kept from the LLM for a rich answer's claim check (0.5–1.2 s measured)
 
 
@@ -34,6 +35,10 @@ class SearchContext:
 
     def pipeline_remaining_s(self) -> float:
         return max(self.pipeline_deadline() - time.monotonic(), 0.0)
+
+    def scoring_deadline(self) -> float:
+        """When a ranked mode's scoring must stop, so that the search still answers by its deadline."""
+        return self.pipeline_deadline() - FINISH_RESERVE_S
 
     def rich_remaining_s(self) -> float:
         """Time left for a rich answer's LLM and claim check: the request's timeout, at most RICH_DEADLINE_S

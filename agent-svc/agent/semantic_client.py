@@ -38,6 +38,12 @@ class SemanticClient:
         self.base_url = base_url.rstrip("/")
         self._http, self._timeout_s = http, timeout_s
         self._collection = {"collection": collection} if collection else {}  # empty: semantic-svc's default
+        self._ms_per_kchar: dict[str, float] = {}  # by kind of model call, as semantic-svc last measured it
+
+    def pace(self, kind: str) -> float | None:
+        """semantic-svc's model milliseconds per 1,000 characters for `kind` ("rerank" or "embed"), from its last
+        answer; None until one said."""
+        return self._ms_per_kchar.get(kind)
 
     async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
         """Cosine of each passage to the query."""
@@ -80,7 +86,13 @@ class SemanticClient:
         if not isinstance(scores, list) or len(scores) != len(passages) \
                 or not all(isinstance(s, (int, float)) for s in scores):
             raise SemanticUnavailable(f"semantic-svc answered {path} without one score per passage")
+        self._learn_pace(body.get("speed"))
         return [float(s) for s in scores]
+
+    def _learn_pace(self, speed: object) -> None:
+        if isinstance(speed, dict) and isinstance(kind := speed.get("kind"), str) \
+                and isinstance(ms := speed.get("ms_per_kchar"), (int, float)) and ms > 0:
+            self._ms_per_kchar[kind] = float(ms)
 
     async def _post(self, path: str, body: dict, budget_s: float | None) -> object:
         return await self._request("POST", path, body, budget_s)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent.config import Settings
 from agent.fetch import Fetcher
 from agent.ingest import Ingest
 from agent.llm_client import LLMClient
-from agent.load import InFlight
 from agent.searxng_client import SearxngClient
 from agent.semantic_client import SemanticClient
 from agent.worker_pool import WorkerPool
@@ -23,4 +22,3 @@ class Services:
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
     llm: LLMClient  # rich answers
     ingest: Ingest  # pages into the vector index
-    in_flight: InFlight = field(default_factory=InFlight)  # ranked searches running now

@@ -1,16 +1,18 @@
 """semantic: seed 000's two passes. Pass 1 scores every candidate's snippet by cosine to the query, to choose
 what to fetch; pass 2 scores the best chunks of each fetched page (BM25 picks which chunks of a long page the
-embedder reads) and the snippet of every other candidate, on the same cosine scale.
+embedder reads) and the snippet of every other candidate, on the same cosine scale: the pages' best chunks
+first, as much as the deadline allows (anytime.py); a page left unscored keeps its snippet's pass-1 score.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from agent.anytime import score_in_time
 from agent.config import Settings
 from agent.evidence import Passage, bm25_order
-from agent.pipeline import RankSpec, Scores
+from agent.pipeline import RankSpec, Scored, Scores
 from agent.pool import Candidate
 from agent.search_context import SearchContext
 
@@ -26,22 +28,30 @@ class CosineOfBestChunks:
         with ctx.timings.stage("embed"):
             return tuple(await ctx.services.semantic.similarity(query, texts, budget))
 
-    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext
-                    ) -> tuple[tuple[Passage, ...], ...]:
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
         with ctx.timings.stage("bm25"):
-            chosen = [self._chosen(query, c) for c in candidates]
-        flat = [p for passages in chosen for p in passages]
+            asked = by_rounds([self._chosen(query, c) for c in candidates], [c.has_content for c in candidates])
+        semantic = ctx.services.semantic
         with ctx.timings.stage("embed"):
-            scores = iter(await ctx.services.semantic.similarity(query, [p.scored_text for p in flat],
-                                                                 ctx.pipeline_remaining_s()))
-        return tuple(tuple(replace(p, score=next(scores)) for p in passages) for passages in chosen)
+            partial = await score_in_time([p.scored_text for _, p in asked], lambda texts, budget_s:
+                                          semantic.similarity(query, texts, budget_s), ctx.scoring_deadline(),
+                                          lambda: semantic.pace("embed"))
+        return Scored.of(len(candidates), asked, partial)
 
     def _chosen(self, query: str, candidate: Candidate) -> tuple[Passage, ...]:
         evidence = candidate.evidence()
         if not candidate.has_content:
             return evidence
-        best = sorted(bm25_order(query, evidence)[: self.chunks_per_page])
-        return tuple(evidence[i] for i in best)
+        return tuple(evidence[i] for i in bm25_order(query, evidence)[: self.chunks_per_page])
+
+
+def by_rounds(chosen: Sequence[Sequence[Passage]], has_page: Sequence[bool]) -> list[tuple[int, Passage]]:
+    """(candidate, passage) pairs in the order they are worth scoring: each page's best chunk, then each page's
+    second, and so on, then the snippets (pass 1 scored them already: they cost nothing from the cache)."""
+    pages = [i for i, page in enumerate(has_page) if page]
+    rounds = max((len(chosen[i]) for i in pages), default=0)
+    ordered = [(i, chosen[i][r]) for r in range(rounds) for i in pages if r < len(chosen[i])]
+    return ordered + [(i, p) for i, passages in enumerate(chosen) if not has_page[i] for p in passages]
 
 
 def _snippet_text(candidate: Candidate) -> str:

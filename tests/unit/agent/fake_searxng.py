@@ -95,7 +95,12 @@ class FakeSemantic:
             return httpx.Response(503, json={"error": "the models are still loading"})
         words = set(tokenize(body["query"]))
         scores = [len(words & set(tokenize(p))) / len(words) for p in body["passages"]]
-        return httpx.Response(200, json={"scores": scores})
+        kind = "rerank" if request.url.path == "/rerank" else "embed"
+        return httpx.Response(200, json={"scores": scores, "speed": {"kind": kind, "ms_per_kchar": 1.0}})
+
+    def passages(self, path: str) -> list[str]:
+        """Every passage asked of `path`, over all its calls."""
+        return [p for called, passages in self.calls if called == path for p in passages]
 
 
 class FakeWeb:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from agent.pipeline import Busy, RankSpec, run_ranked
+from agent.pipeline import RankSpec, Scored, run_ranked
 from agent.pool import Candidate
 from agent.query import SearchQuery, SourceRequest
 from agent.recency import RECENCY_NOTE
@@ -27,6 +27,7 @@ class FakeScorer:
     scores: dict[int, float]
     first: dict[int, float] | None = None  # pass 1 by rank, or no pass 1
     failing: set[str] = field(default_factory=set)
+    cut: frozenset[int] = frozenset()  # by SearXNG rank from 0: left unscored by the deadline
     seen: list[tuple[Candidate, ...]] = field(default_factory=list)
 
     async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext):
@@ -38,8 +39,11 @@ class FakeScorer:
         self.seen.append(tuple(candidates))
         if "score" in self.failing:
             raise SemanticUnavailable("down for pass 2")
-        return tuple(tuple(replace(p, score=self.scores[c.rank - 1] - 0.01 * k) for k, p in enumerate(c.evidence()))
-                     if c.rank - 1 in self.scores else () for c in candidates)
+        cut = frozenset(i for i, c in enumerate(candidates) if c.rank - 1 in self.cut)
+        return Scored(tuple(tuple(replace(p, score=self.scores[c.rank - 1] - 0.01 * k)
+                                  for k, p in enumerate(c.evidence()))
+                            if c.rank - 1 in self.scores and i not in cut else () for i, c in enumerate(candidates)),
+                      cut, "scored some" if cut else None)
 
 
 def ranked(scorer: FakeScorer, fake: FakeSearxng | None = None, margin: float = 0.5, fusion_weight: float = 1.0,
@@ -142,21 +146,20 @@ def test_passages_below_the_margin_are_not_packed_or_shown() -> None:
     assert outcome.context.count("\n[1] ") == 1  # the third chunk, 0.02 below, stays out of the context
 
 
-def test_a_busy_process_ranks_with_the_modes_lighter_scorer_and_says_so() -> None:
-    heavy, light = FakeScorer({0: 0.2, 1: 0.9}), FakeScorer({0: 0.9, 1: 0.2})
-    query = SearchQuery(query="q", limit=10)
-    services = FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)}).services(fetch_top=2)
+def test_without_pass_one_candidates_the_deadline_left_unscored_follow_the_scored_in_searxng_order() -> None:
+    outcome = ranked(FakeScorer({0: 0.2, 1: 0.9, 2: 0.7, 3: 0.5, 4: 0.3, 5: 0.95}, cut=frozenset({0, 3})))
+    # scored: 5, 1, 2 within the margin (4 is 0.65 below); unscored 0 and 3 come after them, in SearXNG's order
+    assert urls(outcome) == [URL(5), URL(1), URL(2), URL(0), URL(3)]
+    assert "scored some" in outcome.warnings
+    explain = {row["url"]: row for row in outcome.explain}
+    assert explain[URL(3)]["decision"] == "kept" and explain[URL(3)]["score"] is None
+    assert explain[URL(3)]["reason"] == "not scored before the deadline: SearXNG order"
+    assert URL(3) not in outcome.details
 
-    async def search(above: int):
-        ctx = SearchContext(services, deadline=time.monotonic() + 30)
-        spec = RankSpec(pool=6, margin=0.5, scorer=heavy, busy=Busy(above, light, "scored less"))
-        return await run_ranked(query, ctx, spec)
 
-    async def two_at_once():
-        return await asyncio.gather(search(1), search(1))
-
-    alone = asyncio.run(search(1))
-    assert urls(alone)[0] == URL(1) and not light.seen and not any("in flight" in w for w in alone.warnings)
-    together = asyncio.run(two_at_once())
-    assert light.seen and any("2 ranked searches in flight: scored less" in o.warnings for o in together)
-    assert services.in_flight.count == 0
+def test_with_pass_one_a_candidate_left_unscored_ranks_by_its_snippets_pass_one_score() -> None:
+    scorer = FakeScorer({0: 0.2, 1: 0.9, 2: 0.7}, first={0: 0.3, 1: 0.4, 2: 0.5, 3: 0.8, 4: 0.1, 5: 0.1},
+                        cut=frozenset({3}))
+    outcome = ranked(scorer, margin=0.3)
+    assert urls(outcome)[:3] == [URL(1), URL(3), URL(2)]
+    assert outcome.details[URL(3)].score == 0.8 and outcome.details[URL(3)].evidence == "snippet"

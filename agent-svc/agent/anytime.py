@@ -1,0 +1,123 @@
+"""Scoring that stops at the deadline with what it has (anytime ranking).
+
+The texts go to semantic-svc in priority order, in batches sized to the time left by the model's measured speed
+(semantic-svc reports milliseconds per 1,000 characters with every answer), two batches in flight so that the
+model never waits on the network between them. When the next batch cannot finish in time it is not sent, and a
+batch still out at the deadline is abandoned (semantic-svc gives no model time to a request its caller left).
+Whatever was scored by then is the ranking's evidence; the rest keeps the place its mode gives unscored texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from agent.errors import Degraded
+
+# texts → scores; raises Degraded. The float is the time the call may take.
+ScoreBatch = Callable[[list[str], float], Awaitable[list[float]]]
+Pace = Callable[[], float | None]  # the model's milliseconds per 1,000 characters; None before it is known
+
+IN_FLIGHT = 2
+FIRST_BATCH = 4  # texts of the first batch while the model's speed is unknown
+LEAST_BATCH_MS = 150.0  # smaller batches spend more on the round trip than on the model
+MOST_BATCH_MS = 1000.0  # larger batches lose more of their work to a deadline that cuts them
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One score per text in the order given; None where the deadline came first."""
+
+    scores: tuple[float | None, ...]
+
+    @property
+    def scored(self) -> int:
+        return sum(s is not None for s in self.scores)
+
+    @property
+    def complete(self) -> bool:
+        return self.scored == len(self.scores)
+
+    def note(self) -> str | None:
+        """The warning a partial ranking carries; None when every text was scored."""
+        if self.complete:
+            return None
+        return (f"the deadline came before semantic-svc scored every text: ranked with {self.scored} of "
+                f"{len(self.scores)} scored, the rest kept their unscored order")
+
+
+async def score_in_time(texts: Sequence[str], score: ScoreBatch, until: float, pace: Pace, extra_chars: int = 0,
+                        clock: Callable[[], float] = time.monotonic) -> Partial:
+    """Scores of `texts` (best first: the first texts are worth the most), as many as semantic-svc returns before
+    `until` (a `clock` time). `extra_chars` is what each text costs beyond its own characters (a reranker reads
+    the query with every passage). Raises Degraded when not one text could be scored."""
+    scores: list[float | None] = [None] * len(texts)
+    planner = _Planner([len(t) + extra_chars for t in texts], pace)
+    flying: deque[tuple[int, int, asyncio.Task[list[float]]]] = deque()
+    failure: Degraded | None = None
+    try:
+        while True:
+            while len(flying) < IN_FLIGHT and (span := planner.next(until - clock())):
+                start, stop = span
+                flying.append((start, stop, asyncio.create_task(score(list(texts[start:stop]),
+                                                                      max(until - clock(), 0.0)))))
+            if not flying:
+                break
+            start, stop, task = flying.popleft()
+            try:
+                batch = await task
+            except Degraded as e:
+                failure = e
+                break
+            scores[start:stop] = batch
+            planner.done()
+    finally:
+        for _, _, task in flying:
+            task.cancel()
+        await asyncio.gather(*(task for _, _, task in flying), return_exceptions=True)
+    partial = Partial(tuple(scores))
+    if texts and not partial.scored:
+        raise failure or Degraded("the deadline came before semantic-svc could score a text")
+    return partial
+
+
+class _Planner:
+    """Which texts go next: as many as the model can score in a slice of the time left, none once even the next
+    text would finish past the deadline behind the batches already out."""
+
+    def __init__(self, costs: list[int], pace: Pace) -> None:
+        self._costs, self._pace = costs, pace
+        self._sent = 0
+        self._out_ms: deque[float] = deque()  # the estimate of each batch in flight, oldest first
+
+    def next(self, left_s: float) -> tuple[int, int] | None:
+        if self._sent >= len(self._costs) or left_s <= 0:
+            return None
+        ms_per_kchar = self._pace()
+        if ms_per_kchar is None:  # nothing measured yet: a small batch to learn from
+            return self._send(min(FIRST_BATCH, len(self._costs) - self._sent), 0.0)
+        room_ms = left_s * 1000 - sum(self._out_ms)
+        first_ms = self._costs[self._sent] * ms_per_kchar / 1000
+        if first_ms > room_ms and self._sent:
+            return None  # it would not come back in time: leave the model to work that can
+        target_ms = min(max(room_ms / 3, LEAST_BATCH_MS), MOST_BATCH_MS)
+        count, total_ms = 0, 0.0
+        for cost in self._costs[self._sent:]:
+            ms = cost * ms_per_kchar / 1000
+            if count and total_ms + ms > target_ms:
+                break
+            count, total_ms = count + 1, total_ms + ms
+        return self._send(count, total_ms)
+
+    def done(self) -> None:
+        """The oldest batch out came back."""
+        self._out_ms.popleft()
+
+    def _send(self, count: int, estimate_ms: float) -> tuple[int, int]:
+        span = (self._sent, self._sent + count)
+        self._sent += count
+        self._out_ms.append(estimate_ms)
+        return span

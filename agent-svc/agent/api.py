@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ from agent.ingest import Ingest
 from agent.limits import admit_search
 from agent.llm_client import LLMClient
 from agent.mcp.server import mounted as mcp_mounted
+from agent.model_check import log_model_costs
 from agent.query import SearchQuery
 from agent.request_limits import BodyLimit
 from agent.search import prepared, run_search
@@ -72,10 +74,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             store = JobStore(settings.crawl_db)
             app.state.crawls = crawls = Crawls(services, store)
             await crawls.resume()
+            checking = asyncio.create_task(log_model_costs(semantic))
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                checking.cancel()
                 await crawls.stop()
                 await services.ingest.stop()
                 store.close()

@@ -45,6 +45,15 @@ class SemanticClient:
         answer; None until one said."""
         return self._ms_per_kchar.get(kind)
 
+    async def models(self) -> dict[str, Any]:
+        """semantic-svc's /models: which models run, their measured speed per kind, and its warnings; the speeds
+        become this client's pace until an answer reports newer ones."""
+        body = _mapping(await self._request("GET", "/models", None, None), "/models")
+        for kind, speed in (body.get("speed") or {}).items() if isinstance(body.get("speed"), dict) else ():
+            if kind not in self._ms_per_kchar and isinstance(speed, dict):
+                self._learn_pace({**speed, "kind": kind})
+        return body
+
     async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
         """Cosine of each passage to the query."""
         return await self._scores("/similarity", query, passages, budget_s)

@@ -257,11 +257,13 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTiming
                   **outcome.documents.get(hit.url, {})} for position, hit in enumerate(hits, 1)]
         for source, hits in outcome.buckets.items()
     }
-    body: dict[str, Any] = {"success": True, "data": data, "creditsUsed": 0, "id": request_id()}
+    body: dict[str, Any] = {"success": True}
+    if outcome.context is not None:
+        # first: a reader (or an agent) that takes only the head of the response gets the best passages
+        body["context"] = outcome.context
+    body |= {"data": data, "creditsUsed": 0, "id": request_id()}
     if outcome.warnings:
         body["warning"] = "; ".join(outcome.warnings)
-    if outcome.context is not None:
-        body["context"] = outcome.context
     if outcome.explain is not None:
         body["explain"] = outcome.explain
     if outcome.answer is not None:

@@ -151,3 +151,10 @@ def test_error_mapper(error, status, body) -> None:
     assert error.status == status and error_body(error) == body
 
 
+
+
+def test_the_packed_context_comes_before_the_results_for_a_reader_of_the_head() -> None:
+    query = v2(query="q", sources=["web"])
+    body = v2_response(SearchOutcome(HITS, context="[1] Best\nthe answer"), query, StageTimings())
+    serialized = json.dumps(body)
+    assert list(body)[:2] == ["success", "context"] and serialized.index("the answer") < serialized.index('"data"')

@@ -52,8 +52,9 @@ async def similar_pages(request: Request) -> JSONResponse:
 
 @router.get("/v2/index/stats")
 async def index_stats(request: Request) -> JSONResponse:
-    stats = await _of_index(request.app.state.services.semantic.index_stats(), {"documents": 0, "chunks": 0})
-    return JSONResponse({"success": True, **stats})
+    services = request.app.state.services
+    stats = await _of_index(services.semantic.index_stats(), {"documents": 0, "chunks": 0})
+    return JSONResponse({"success": True, **stats, "ingesting": services.ingest.backlog})
 
 
 @router.post("/v2/index/delete")

@@ -54,6 +54,11 @@ class Ingest:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
+    @property
+    def backlog(self) -> int:
+        """Organic pages waiting to be indexed or being indexed now."""
+        return len(self._background)
+
     async def stop(self) -> None:
         for task in list(self._background):
             task.cancel()

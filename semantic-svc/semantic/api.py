@@ -21,6 +21,7 @@ from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
 from semantic.errors import BadRequest, ClientGone, ServiceError, TooLarge
 from semantic.runtime import Runtime
+from semantic.speed import SpeedKind
 
 log = logging.getLogger("semantic")
 T = TypeVar("T")
@@ -112,7 +113,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         top = ranked.order[: body.top_k] if body.top_k else ranked.order
         return {"model": runtime.reranker.name, "backend": runtime.reranker.backend, "scores": ranked.scores,
                 "order": ranked.order, "results": [{"index": i, "score": ranked.scores[i]} for i in top],
-                **_truncation(ranked.truncated)}
+                "speed": _speed(runtime, "rerank"), **_truncation(ranked.truncated)}
 
     @app.post("/similarity")
     async def similarity(body: SimilarityRequest, request: Request) -> dict[str, Any]:
@@ -120,7 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_texts(body.passages, "passages", settings.max_texts)
         runtime = runtime_of(request)
         scores = await _while_connected(request, runtime.similarity(body.query, body.passages))
-        return {"model": runtime.ready_embedder().name, "scores": scores}
+        return {"model": runtime.ready_embedder().name, "scores": scores, "speed": _speed(runtime, "embed")}
 
     @app.post("/index/upsert")
     async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
@@ -167,11 +168,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if runtime.embedder is None:
             reason = runtime.load_error or "loading models"
             return JSONResponse({"status": "unavailable" if runtime.load_error else "loading", "error": reason}, 503)
-        return JSONResponse({"status": "ready"})
+        return JSONResponse({"status": "ready", **_calibration(runtime)})
 
     @app.get("/metrics")
     async def prometheus(request: Request) -> Response:
-        metrics.sample_lane(runtime_of(request).lane.stats())
+        runtime = runtime_of(request)
+        metrics.sample_lane(runtime.lane.stats())
+        metrics.sample_speed(runtime.speed.speeds())
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/models")
@@ -196,7 +199,20 @@ def _describe(runtime: Runtime) -> dict[str, Any]:
     }
     if runtime.rerank_warning:
         described["warning"] = runtime.rerank_warning
-    return described
+    speeds = {kind: dataclasses.asdict(speed) for kind, speed in runtime.speed.speeds().items()}
+    return {**described, "speed": speeds, **_calibration(runtime)}
+
+
+def _speed(runtime: Runtime, kind: SpeedKind) -> dict[str, Any]:
+    """The speed of `kind` now, as agent-svc plans its next batch with it."""
+    speed = runtime.speed.speed(kind)
+    return {"kind": kind, "ms_per_kchar": speed.ms_per_kchar, "ms_per_text": speed.ms_per_text}
+
+
+def _calibration(runtime: Runtime) -> dict[str, Any]:
+    calibration = runtime.calibration
+    return {"calibration": None if calibration is None else dataclasses.asdict(calibration),
+            "warnings": runtime.warnings}
 
 
 async def _while_connected(request: Request, work: Awaitable[T]) -> T:

@@ -9,6 +9,16 @@ disconnected) gets no model time. Past `max_pending` waiting jobs, a request is 
 of waiting without bound, so p95 cannot explode under load; and a job that waited `max_wait_s` without starting
 is refused then (503): under overload its caller would give up during its model call anyway, and the model
 time goes to a job that can still be answered in time.
+
+Searches come before indexing. A job is interactive (a search waits for it) or background (a crawl's page being
+indexed). A background job gets the model only when no interactive job waits, and a sliced one yields to
+interactive jobs between its slices; its items never join an interactive call. Its wait for `max_wait_s` is
+counted on a clock that stops while the model serves interactive work, so that it is measured from when it could
+first have run: agent-svc's crawler retries a 503 only three times, and a page should not be lost because
+searches came first. Behind other background work it still expires, which tells a crawl that it asks more than
+the model can do. Each priority has its own `max_pending`, so a crawl's backlog never refuses a search.
+
+Each model call is timed, and its time goes to the speed of the kind of work it did (`speed.py`).
 """
 
 from __future__ import annotations
@@ -19,15 +29,18 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from semantic import metrics
 from semantic.errors import NotReady
 from semantic.heap import HeapTrimmer
+from semantic.speed import SpeedKind, SpeedMeter
 
 # The lane serves text models: an item is a text, or texts read together (a query and a passage).
 Text = str | tuple[str, ...]
 Work = Callable[[list[Any]], Sequence[Any]]  # items → one result per item, each independent of the others
+Priority = Literal["interactive", "background"]
+PRIORITIES: tuple[Priority, ...] = get_args(Priority)  # the first one waiting is served first
 RECENT_BATCHES = 32
 
 
@@ -45,9 +58,16 @@ class BatchRecord:
 
 
 @dataclass(frozen=True)
+class Depth:
+    jobs: int
+    items: int
+
+
+@dataclass(frozen=True)
 class LaneStats:
     pending_jobs: int
     pending_items: int
+    waiting: dict[Priority, Depth]  # pending_jobs and pending_items by priority
     batches: int  # model calls since start
     jobs: int  # job slices those calls computed
     items: int
@@ -61,8 +81,10 @@ class _Job:
     work: Work
     items: list[Text]
     batch_key: Hashable | None
+    priority: Priority
+    timed_as: SpeedKind | None
     future: asyncio.Future
-    queued_at: float
+    queued_at: float  # on its priority's clock
     taken: int = 0  # items handed to model calls so far
     results: list[Any] = field(default_factory=list)
 
@@ -80,35 +102,45 @@ class _Slice:
 
 class ModelLane:
     def __init__(self, max_pending: int, max_batch: int, max_batch_chars: int = 0, max_wait_s: float = 0,
-                 clock: Callable[[], float] = time.monotonic, heap: HeapTrimmer | None = None) -> None:
-        """0 for `max_batch_chars` or `max_wait_s`: no limit of that kind."""
+                 clock: Callable[[], float] = time.monotonic, heap: HeapTrimmer | None = None,
+                 speed: SpeedMeter | None = None) -> None:
+        """0 for `max_batch_chars` or `max_wait_s`: no limit of that kind. `max_pending` holds for each priority."""
         self._max_pending, self._max_batch, self._max_batch_chars = max_pending, max_batch, max_batch_chars
         self._max_wait_s, self._clock = max_wait_s, clock
-        self._jobs: deque[_Job] = deque()
+        self._queues: dict[Priority, deque[_Job]] = {priority: deque() for priority in PRIORITIES}
         self._ready = asyncio.Event()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
         self._worker: asyncio.Task | None = None
         self._recent: deque[BatchRecord] = deque(maxlen=RECENT_BATCHES)
         self._heap = heap or HeapTrimmer()
+        self.speed = speed or SpeedMeter()
+        self._interactive_s = 0.0  # model time spent on interactive calls, which background waits do not count
         self._batches = self._sliced = self._computed = self._skipped = self._expired = 0
 
-    async def run(self, work: Work, items: list[Text], batch_key: Hashable | None = None) -> list[Any]:
-        """Results of `work(items)`, possibly computed in slices together with other jobs of the same batch key."""
+    async def run(self, work: Work, items: list[Text], batch_key: Hashable | None = None,
+                  priority: Priority = "interactive", timed_as: SpeedKind | None = None) -> list[Any]:
+        """Results of `work(items)`, possibly computed in slices together with other jobs of the same batch key
+        and priority; the model calls' time counts towards the speed of `timed_as` (none: not measured)."""
         if not items:
             return []
-        if len(self._jobs) >= self._max_pending:
+        queue = self._queues[priority]
+        if len(queue) >= self._max_pending:
             metrics.dropped("refused")
-            raise Busy(f"{len(self._jobs)} model jobs are already waiting; retry shortly")
+            raise Busy(f"{len(queue)} {priority} model jobs are already waiting; retry shortly")
         if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._work())
-        job = _Job(work, items, batch_key, asyncio.get_running_loop().create_future(), self._clock())
-        self._jobs.append(job)
+        job = _Job(work, items, batch_key, priority, timed_as, asyncio.get_running_loop().create_future(),
+                   self._waiting_clock(priority))
+        queue.append(job)
         self._ready.set()
         return await job.future
 
     def stats(self) -> LaneStats:
-        return LaneStats(len(self._jobs), sum(job.remaining for job in self._jobs), self._batches, self._sliced,
-                         self._computed, self._skipped, self._expired, list(self._recent))
+        waiting = {priority: Depth(len(queue), sum(job.remaining for job in queue))
+                   for priority, queue in self._queues.items()}
+        return LaneStats(sum(d.jobs for d in waiting.values()), sum(d.items for d in waiting.values()), waiting,
+                         self._batches, self._sliced, self._computed, self._skipped, self._expired,
+                         list(self._recent))
 
     async def close(self) -> None:
         if self._worker:
@@ -119,16 +151,17 @@ class ModelLane:
         loop = asyncio.get_running_loop()
         while True:
             self._drop_hopeless()
-            if not self._jobs:
+            queue = next((queue for queue in self._queues.values() if queue), None)
+            if queue is None:
                 if self._heap.untrimmed:  # then look again: a job may have come during the trim
                     await loop.run_in_executor(self._executor, self._heap.release)
                     continue
                 self._ready.clear()
                 await self._ready.wait()
                 continue
-            batch = self._next_batch()
+            batch = self._next_batch(queue)
             items = [item for part in batch for item in part.job.items[part.start : part.stop]]
-            started = time.perf_counter()
+            started = self._clock()
             try:
                 results = await loop.run_in_executor(self._executor, self._compute, batch[0].job.work, items)
             except Exception as e:  # the model's error belongs to the requests that asked
@@ -136,7 +169,7 @@ class ModelLane:
                     if not part.job.future.done():
                         part.job.future.set_exception(e)
                 continue
-            self._record(batch, items, time.perf_counter() - started)
+            self._record(batch, items, self._clock() - started)
             offset = 0
             for part in batch:
                 size = part.stop - part.start
@@ -151,28 +184,34 @@ class ModelLane:
         finally:
             self._heap.after_call()
 
+    def _waiting_clock(self, priority: Priority) -> float:
+        """The clock a job of `priority` waits on: a background job's stands still while interactive work runs."""
+        return self._clock() - (self._interactive_s if priority == "background" else 0)
+
     def _drop_hopeless(self) -> None:
         """No model time for a job whose caller gave up (or a slice of which failed), nor for one that waited
         too long to start."""
-        now = self._clock()
-        for job in self._jobs:
-            waited = now - job.queued_at
-            if self._max_wait_s and not job.taken and waited > self._max_wait_s and not job.future.done():
-                job.future.set_exception(Busy(f"waited {waited:.1f} s for the model, longer than MAX_WAIT_S; "
-                                              "retry shortly"))
-                self._expired += 1
-                metrics.dropped("expired")
-            elif job.future.done():
-                self._skipped += 1
-                metrics.dropped("skipped")
-        self._jobs = deque(job for job in self._jobs if not job.future.done())
+        for priority, queue in self._queues.items():
+            now = self._waiting_clock(priority)
+            for job in queue:
+                waited = now - job.queued_at
+                if self._max_wait_s and not job.taken and waited > self._max_wait_s and not job.future.done():
+                    besides = " besides interactive work" if priority == "background" else ""
+                    job.future.set_exception(Busy(f"waited {waited:.1f} s for the model{besides}, longer than "
+                                                  "MAX_WAIT_S; retry shortly"))
+                    self._expired += 1
+                    metrics.dropped("expired")
+                elif job.future.done():
+                    self._skipped += 1
+                    metrics.dropped("skipped")
+            self._queues[priority] = deque(job for job in queue if not job.future.done())
 
-    def _next_batch(self) -> list[_Slice]:
-        """The oldest job and the other waiting jobs of its key, as much of each as fits in one model call."""
-        key = self._jobs[0].batch_key
+    def _next_batch(self, queue: deque[_Job]) -> list[_Slice]:
+        """The oldest job of `queue` and its other jobs of the same key, as much of each as fits in one call."""
+        key = queue[0].batch_key
         batch: list[_Slice] = []
         count = chars = 0
-        for job in list(self._jobs):
+        for job in list(queue):
             if batch and (key is None or job.batch_key != key):
                 continue
             take = 0
@@ -186,20 +225,34 @@ class ModelLane:
                 break
             batch.append(_Slice(job, job.taken, job.taken + take))
             job.taken += take
-            self._jobs.remove(job)
+            queue.remove(job)
             if job.remaining:
-                self._jobs.append(job)
+                queue.append(job)
         return batch
 
     def _record(self, batch: list[_Slice], items: list[Text], seconds: float) -> None:
         self._batches += 1
         self._sliced += len(batch)
         self._computed += len(items)
+        if batch[0].job.priority == "interactive":
+            self._interactive_s += seconds
         key = batch[0].job.batch_key
         name = "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
         record = BatchRecord(name, len(batch), len(items), sum(map(_chars, items)), round(seconds * 1000, 1))
         self._recent.append(record)
         metrics.observe_batch(record)
+        self._time_by_kind(batch, seconds * 1000, record.chars)
+
+    def _time_by_kind(self, batch: list[_Slice], ms: float, chars_in_call: int) -> None:
+        """The call's time to each kind of work in it, in proportion to its characters (one kind, nearly always)."""
+        work: dict[SpeedKind, tuple[int, int]] = {}
+        for part in batch:
+            if part.job.timed_as is not None:
+                chars, texts = work.get(part.job.timed_as, (0, 0))
+                part_chars = sum(map(_chars, part.job.items[part.start : part.stop]))
+                work[part.job.timed_as] = (chars + part_chars, texts + part.stop - part.start)
+        for kind, (chars, texts) in work.items():
+            self.speed.observe(kind, ms * chars / max(chars_in_call, 1), chars, texts)
 
 
 def _chars(item: Text) -> int:

@@ -77,6 +77,18 @@ class Settings(BaseSettings):
         "that starts 5 s in still leaves time to answer; 8 cold hybrid clients on 2 cores fell back 23 times in "
         "70 answers at 2.5 s, 7 in 66 at 5 s); 0: no limit"
     )
+    calibrate: bool = Field(
+        True, description="Time a batch shaped like agent-svc's shortlist once the models load, before /readyz says "
+        "ready: it seeds the measured speed and warns when agent-svc's ranking stages cannot meet its deadline "
+        "(false: skip it, for tests that start many instances)"
+    )
+    pipeline_deadline_s: float = Field(
+        8.0, gt=0, description="agent-svc's PIPELINE_DEADLINE_S, which the calibration's estimates are held against"
+    )
+    rank_deadline_share: float = Field(
+        0.5, gt=0, le=1, description="Share of PIPELINE_DEADLINE_S that hybrid's rerank or semantic mode's pass 2 "
+        "may take (SearXNG, fetching and extraction need the rest); an estimate over it is a warning"
+    )
     embed_cache_size: int = Field(
         20000, ge=0, description="Embeddings kept in an LRU cache by model, kind and text; 0 disables it"
     )

@@ -1,7 +1,7 @@
 """The vector index stage: documents → chunks → embeddings → Qdrant, and queries → nearest chunks.
 
 Upserts are idempotent by URL and content hash: an unchanged document is skipped, a changed one replaces
-all its chunks.
+all its chunks. Their embedding is the model lane's background work: a crawl indexes in the gaps between searches.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
         if not chunks:  # headings only: nothing to embed
             report.empty.append(document.url)
             continue
-        encoded = await runtime.embed([c.with_heading for c in chunks], "passage")
+        encoded = await runtime.embed([c.with_heading for c in chunks], "passage", priority="background")
         sparse = encoded.sparse or [None] * len(chunks)
         stored = [
             StoredChunk(document.url, chunk.index, encoded.dense[i].tolist(), sparse[i], {

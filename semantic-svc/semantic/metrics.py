@@ -1,6 +1,7 @@
-"""semantic-svc's Prometheus metrics, served at GET /metrics: requests, and the model lane's queue and batches.
+"""semantic-svc's Prometheus metrics, served at GET /metrics: requests, the model lane's queue and batches, and
+the models' measured speed.
 
-The queue's depth is read from the lane when /metrics is scraped, so that waiting jobs cost nothing more.
+The queue's depth and the speed are read when /metrics is scraped, so that waiting jobs cost nothing more.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo
+
+from semantic.speed import Speed, SpeedKind
 
 if TYPE_CHECKING:  # the lane reports its batches here
     from semantic.batching import BatchRecord, LaneStats
@@ -26,8 +29,10 @@ REQUESTS = Counter("wisp_semantic_requests", "HTTP requests by route template, m
                    ["route", "method", "status"])
 REQUEST_SECONDS = Histogram("wisp_semantic_request_duration_seconds", "HTTP request duration by route", ["route"],
                             buckets=_LATENCY_BUCKETS)
-QUEUE_JOBS = Gauge("wisp_semantic_queue_jobs", "Model jobs waiting in the lane (requests' slices of texts)")
-QUEUE_ITEMS = Gauge("wisp_semantic_queue_items", "Texts (or query-passage pairs) waiting in the lane")
+QUEUE_JOBS = Gauge("wisp_semantic_queue_jobs", "Model jobs waiting in the lane (requests' slices of texts), by "
+                   "priority", ["priority"])
+QUEUE_ITEMS = Gauge("wisp_semantic_queue_items", "Texts (or query-passage pairs) waiting in the lane, by priority",
+                    ["priority"])
 DROPPED_JOBS = Counter("wisp_semantic_dropped_jobs", "Model jobs that got no model time, by reason", ["reason"])
 BATCH_ITEMS = Histogram("wisp_semantic_batch_items", "Texts (or pairs) in one model call, by batch key", ["key"],
                         buckets=_SIZE_BUCKETS)
@@ -35,6 +40,10 @@ BATCH_JOBS = Histogram("wisp_semantic_batch_jobs", "Requests' jobs merged into o
                        ["key"], buckets=_SIZE_BUCKETS)
 BATCH_SECONDS = Histogram("wisp_semantic_batch_duration_seconds", "Duration of one model call, by batch key",
                           ["key"], buckets=_LATENCY_BUCKETS)
+MS_PER_KCHAR = Gauge("wisp_semantic_model_ms_per_kchar", "Model milliseconds per 1,000 characters (EWMA), by kind "
+                     "of call", ["kind"])
+MS_PER_TEXT = Gauge("wisp_semantic_model_ms_per_text", "Model milliseconds per text or pair (EWMA), by kind of call",
+                    ["kind"])
 
 for _reason in get_args(DropReason):
     DROPPED_JOBS.labels(_reason)
@@ -58,5 +67,13 @@ def dropped(reason: DropReason) -> None:
 
 def sample_lane(stats: LaneStats) -> None:
     """Set the queue's gauges from the lane, just before a scrape."""
-    QUEUE_JOBS.set(stats.pending_jobs)
-    QUEUE_ITEMS.set(stats.pending_items)
+    for priority, depth in stats.waiting.items():
+        QUEUE_JOBS.labels(priority).set(depth.jobs)
+        QUEUE_ITEMS.labels(priority).set(depth.items)
+
+
+def sample_speed(speeds: dict[SpeedKind, Speed]) -> None:
+    """Set the speed gauges from the meter, just before a scrape."""
+    for kind, speed in speeds.items():
+        MS_PER_KCHAR.labels(kind).set(speed.ms_per_kchar)
+        MS_PER_TEXT.labels(kind).set(speed.ms_per_text)

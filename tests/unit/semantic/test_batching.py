@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from semantic.batching import Busy, ModelLane
+from semantic.batching import Busy, Depth, ModelLane, Priority
 from semantic.heap import HeapTrimmer
 
 
@@ -27,8 +27,9 @@ class Blocker:
         return task
 
 
-async def queued(lane: ModelLane, jobs: int) -> None:
-    while lane.stats().pending_jobs < jobs:
+async def queued(lane: ModelLane, jobs: int, priority: Priority | None = None) -> None:
+    """Until `jobs` jobs (of `priority`, or of both) wait in the lane."""
+    while (lane.stats().waiting[priority].jobs if priority else lane.stats().pending_jobs) < jobs:
         await asyncio.sleep(0)  # lets the tasks just created reach the queue; no time passes
 
 
@@ -39,14 +40,16 @@ def recorded(calls: list[list[str]], transform: Callable[[str], str] = str.upper
     return work
 
 
-def run_behind_blocker(lane: ModelLane, jobs: list[tuple[Callable, list[str], str | None]],
+def run_behind_blocker(lane: ModelLane, jobs: list[tuple[Callable, list[str], str | None] |
+                                                 tuple[Callable, list[str], str | None, Priority]],
                        before_release: Callable[[list[asyncio.Task]], None] = lambda tasks: None) -> list:
-    """Queue `jobs` while the model thread is held, then release it; each job's result or exception."""
+    """Queue `jobs` (work, items, key[, priority]) while the model thread is held, then release it; each job's
+    result or exception."""
     blocker = Blocker()
 
     async def main() -> list:
         held = await blocker.occupy(lane)
-        tasks = [asyncio.create_task(lane.run(work, items, key)) for work, items, key in jobs]
+        tasks = [asyncio.create_task(lane.run(*job)) for job in jobs]
         await queued(lane, len(jobs))
         before_release(tasks)
         blocker.release.set()
@@ -147,7 +150,7 @@ def test_a_full_queue_refuses_at_once() -> None:
         held = await blocker.occupy(lane)
         waiting = [asyncio.create_task(lane.run(lambda items: items, [i], None)) for i in ("2", "3")]
         await queued(lane, 2)
-        with pytest.raises(Busy, match="2 model jobs are already waiting"):
+        with pytest.raises(Busy, match="2 interactive model jobs are already waiting"):
             await lane.run(lambda items: items, ["4"])
         blocker.release.set()
         assert await held == ["blocker"] and [await w for w in waiting] == [["2"], ["3"]]
@@ -246,3 +249,128 @@ def test_the_heap_is_trimmed_at_most_once_an_interval_while_busy_and_again_when_
     assert asyncio.run(main()) == ["D"]
     # the blocker's call trims (none for an hour before), a, b and c do not, going idle does, and again after d
     assert calls == [["trim"], ["a"], ["b"], ["c"], ["trim"], ["d"], ["trim"]]
+
+
+class HeldRecorder(Blocker):
+    """Records its calls like `recorded`, each call holding the model thread until released."""
+
+    def __init__(self, calls: list[list[str]]) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def __call__(self, items: list[str]) -> list[str]:
+        self.calls.append(items)
+        return [item.upper() for item in super().__call__(items)]
+
+
+def test_interactive_jobs_go_between_a_background_jobs_slices_and_never_into_its_calls() -> None:
+    calls: list[list[str]] = []
+    crawl = HeldRecorder(calls)
+    big = [f"b{i}" for i in range(5)]
+
+    async def main() -> list:
+        lane = ModelLane(10, 2, 10_000)
+        background = asyncio.create_task(lane.run(crawl, big, "passage", priority="background"))
+        await asyncio.to_thread(crawl.started.wait, 5)  # its first slice holds the model
+        searches = [asyncio.create_task(lane.run(recorded(calls), items, key))
+                    for items, key in ((["p"], "passage"), (["q"], "query"))]
+        await queued(lane, 2, "interactive")
+        crawl.release.set()
+        results = await asyncio.gather(background, *searches)
+        await lane.close()
+        return results
+
+    assert asyncio.run(main()) == [[b.upper() for b in big], ["P"], ["Q"]]
+    # the search's passage shares the crawl's key, yet goes alone: it does not wait for the crawl's texts
+    assert calls == [["b0", "b1"], ["p"], ["q"], ["b2", "b3"], ["b4"]]
+
+
+def test_background_jobs_wait_while_interactive_ones_are_queued_and_merge_among_themselves() -> None:
+    calls: list[list[str]] = []
+    work = recorded(calls)
+    crawls = [(work, [page], "passage", "background") for page in ("page1", "page2")]
+    searches = [(work, [text], key) for text, key in (("q1", "query"), ("p1", "passage"), ("q2", "query"))]
+    results = run_behind_blocker(ModelLane(10, 10, 10_000), crawls + searches)
+    assert results == [["PAGE1"], ["PAGE2"], ["Q1"], ["P1"], ["Q2"]]
+    assert calls == [["q1", "q2"], ["p1"], ["page1", "page2"]]
+
+
+def test_each_priority_has_its_own_queue_bound_so_a_crawls_backlog_refuses_no_search() -> None:
+    blocker = Blocker()
+
+    async def main() -> None:
+        lane = ModelLane(1, 1, 10_000)
+        held = await blocker.occupy(lane)
+        crawl = asyncio.create_task(lane.run(recorded([]), ["page"], None, priority="background"))
+        await queued(lane, 1, "background")
+        with pytest.raises(Busy, match="1 background model jobs are already waiting"):
+            await lane.run(recorded([]), ["page2"], None, priority="background")
+        search = asyncio.create_task(lane.run(lambda items: items, ["query"]))
+        await queued(lane, 1, "interactive")
+        assert lane.stats().waiting == {"interactive": Depth(1, 1), "background": Depth(1, 1)}
+        blocker.release.set()
+        assert await asyncio.gather(held, search, crawl) == [["blocker"], ["query"], ["PAGE"]]
+        await lane.close()
+
+    asyncio.run(main())
+
+
+def test_a_background_jobs_wait_does_not_count_interactive_work_but_does_count_other_background_work() -> None:
+    now = [0.0]
+    calls: list[list[str]] = []
+
+    def taking(seconds: float):
+        def work(items: list[str]) -> list[str]:
+            calls.append(items)
+            now[0] += seconds
+            return items
+        return work
+
+    blocker = Blocker()
+
+    async def main() -> list:
+        lane = ModelLane(10, 10, 10_000, max_wait_s=2.5, clock=lambda: now[0])
+        held = await blocker.occupy(lane)
+        crawls = [asyncio.create_task(lane.run(taking(3), ["slow page"], "a", priority="background")),
+                  asyncio.create_task(lane.run(taking(0), ["late page"], "b", priority="background"))]
+        search = asyncio.create_task(lane.run(taking(2), ["query"], "q"))
+        await queued(lane, 3)
+        now[0] = 1.0
+        blocker.release.set()
+        results = await asyncio.gather(held, search, *crawls, return_exceptions=True)
+        await lane.close()
+        return results
+
+    _, search, slow, late = asyncio.run(main())
+    # the slow page waited 3 s, all of them behind searches; the late page 3 s more behind the slow page
+    assert search == ["query"] and slow == ["slow page"]
+    assert isinstance(late, Busy) and "waited 3.0 s for the model besides interactive work" in str(late)
+    assert calls == [["query"], ["slow page"]]
+
+
+def test_each_model_call_times_the_kind_of_work_it_did() -> None:
+    now = [0.0]
+
+    def taking_1ms_a_char(items: list[str]) -> list[str]:
+        now[0] += sum(map(len, items)) / 1000
+        return items
+
+    blocker = Blocker()
+
+    async def main() -> ModelLane:
+        lane = ModelLane(10, 10, 10_000, clock=lambda: now[0])
+        held = await blocker.occupy(lane)
+        jobs = [asyncio.create_task(lane.run(taking_1ms_a_char, texts, "passage", timed_as=kind))
+                for texts, kind in ((["a" * 1000, "b" * 1000], "embed"), (["c" * 500], "rerank"),
+                                    (["d" * 99], None))]
+        await queued(lane, 3)
+        blocker.release.set()
+        await asyncio.gather(held, *jobs)
+        await lane.close()
+        return lane
+
+    lane = asyncio.run(main())
+    embed, rerank = lane.speed.speed("embed"), lane.speed.speed("rerank")
+    # one call of 2,599 characters took 2.599 s: each kind is charged for its own characters
+    assert (embed.ms_per_kchar, embed.ms_per_text, embed.calls) == (pytest.approx(1000), pytest.approx(1000), 1)
+    assert (rerank.ms_per_kchar, rerank.ms_per_text, rerank.calls) == (pytest.approx(1000), pytest.approx(500), 1)

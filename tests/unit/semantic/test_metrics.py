@@ -1,4 +1,5 @@
-"""semantic-svc's metrics, moved by a real model lane: batch sizes by key, dropped jobs by reason, queue depth."""
+"""semantic-svc's metrics, moved by a real model lane: batch sizes by key, dropped jobs by reason, queue depth by
+priority, the models' speed by kind."""
 
 import asyncio
 from typing import get_args
@@ -9,6 +10,7 @@ from wisp_obs.requests import RequestInfo
 
 from semantic import metrics
 from semantic.batching import Busy, ModelLane
+from semantic.speed import SpeedMeter
 
 from .test_batching import Blocker, queued, recorded
 
@@ -36,13 +38,17 @@ def test_merged_jobs_are_one_batch_of_their_texts() -> None:
         first = await blocker.occupy(lane)
         jobs = [asyncio.create_task(lane.run(recorded(calls), [f"text {i}", f"more {i}"], "metrics-key"))
                 for i in range(3)]
-        await queued(lane, 3)
+        crawl = asyncio.create_task(lane.run(recorded(calls), ["page"], "metrics-crawl", priority="background"))
+        await queued(lane, 4)
         metrics.sample_lane(lane.stats())
-        assert value("wisp_semantic_queue_jobs") == 3 and value("wisp_semantic_queue_items") == 6
+        assert value("wisp_semantic_queue_jobs", priority="interactive") == 3
+        assert value("wisp_semantic_queue_items", priority="interactive") == 6
+        assert value("wisp_semantic_queue_jobs", priority="background") == 1
         blocker.release.set()
-        await asyncio.gather(first, *jobs)
+        await asyncio.gather(first, crawl, *jobs)
         metrics.sample_lane(lane.stats())
-        assert value("wisp_semantic_queue_jobs") == 0
+        assert value("wisp_semantic_queue_jobs", priority="interactive") == 0
+        assert value("wisp_semantic_queue_jobs", priority="background") == 0
         await lane.close()
 
     batches = value("wisp_semantic_batch_items_count", key="metrics-key")
@@ -107,3 +113,12 @@ def test_a_job_that_waited_too_long_counts_as_expired() -> None:
     expired = value("wisp_semantic_dropped_jobs_total", reason="expired")
     asyncio.run(scenario())
     assert value("wisp_semantic_dropped_jobs_total", reason="expired") == expired + 1
+
+
+def test_the_speed_gauges_follow_the_meter() -> None:
+    meter = SpeedMeter()
+    meter.calibrate("rerank", ms=500, chars=25_000, texts=28)
+    metrics.sample_speed(meter.speeds())
+    assert value("wisp_semantic_model_ms_per_kchar", kind="rerank") == 20
+    assert value("wisp_semantic_model_ms_per_text", kind="rerank") == pytest.approx(500 / 28)
+    assert value("wisp_semantic_model_ms_per_text", kind="embed") == 0  # unmeasured

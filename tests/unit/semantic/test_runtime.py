@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semantic import indexing
 from semantic.config import Settings
 from semantic.embedders import Encoded, Kind
 from semantic.rerankers import BiEncoderHybridReranker, _PairReranker
@@ -142,3 +143,45 @@ def test_a_text_twice_in_one_request_is_encoded_once_and_a_disabled_cache_keeps_
     run(runtime, main)
     assert runtime.embedder.calls == [("passage", ["a", "b"]), ("passage", ["a"])]
     assert runtime.cache.stats().entries == 0
+
+
+def test_a_reranks_model_calls_are_timed_as_reranking_and_a_similaritys_as_embedding(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+
+    async def main() -> None:
+        await runtime.rerank(QUERIES[0], PASSAGES)  # the offline reranker: its embeddings are its model work
+        assert (runtime.speed.speed("rerank").calls, runtime.speed.speed("embed").calls) == (2, 0)
+        await runtime.similarity(QUERIES[1], [PASSAGES[0], "a passage not seen before"])
+        assert (runtime.speed.speed("rerank").calls, runtime.speed.speed("embed").calls) == (2, 2)
+
+    run(runtime, main)
+
+
+def test_indexing_waits_behind_searches_as_background_work(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    embedder = runtime.embedder
+
+    async def main() -> None:
+        blocker = Blocker()
+        held = await blocker.occupy(runtime.lane)
+        page = asyncio.create_task(indexing.upsert(runtime, "c", [indexing.Document("https://a.org", "", "A page.")]))
+        await queued(runtime.lane, 1, "background")
+        search = asyncio.create_task(runtime.similarity(QUERIES[0], PASSAGES[:1]))
+        await queued(runtime.lane, 2, "interactive")
+        blocker.release.set()
+        await asyncio.gather(held, page, search)
+
+    run(runtime, main)
+    assert embedder.calls == [("query", QUERIES[:1]), ("passage", PASSAGES[:1]), ("passage", ["A page."])]
+
+
+def test_calibration_seeds_the_speed_and_its_warnings_join_the_rerankers(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    runtime.rerank_warning = "no cross-encoder is configured"
+    runtime.calibration = runtime._calibrate(runtime.embedder, runtime.reranker)
+    run(runtime, lambda: asyncio.sleep(0))
+    speeds = runtime.speed.speeds()
+    assert {kind: (speed.source, speed.calls) for kind, speed in speeds.items()} == {
+        "rerank": ("calibration", 0), "embed": ("calibration", 0)}
+    assert runtime.calibration.rerank.texts == 28 and runtime.calibration.budget_s == 4.0
+    assert runtime.warnings == ["no cross-encoder is configured", *runtime.calibration.warnings()]

@@ -3,8 +3,9 @@
 No model hub is reachable here, but a transformer's cost depends on its shape, not its weights: every model is
 built from its architecture's public config (written below) with random weights, for timing only, never for
 ranking. Token ids are random too, at the lengths the stages ask for (1,200-character chunks at ~4 characters a
-token), padded per batch as semantic-svc pads them (BATCH_SIZE 16, texts sorted by length). Each timing is paired
-with the baseline's (MiniLM-L6's shape on torch, same stage) taken right after it, and reported as a ratio.
+token), padded per batch as semantic-svc pads them (BATCH_SIZE 16, texts sorted by length). Each run alternates
+with a run of the baseline (MiniLM-L6's shape on torch, same stage): the ratio holds on a busy machine. `gflop` is
+the stage's arithmetic, the ratio a quiet machine would approach.
 
 Stages (one query each):
 - rerank: hybrid's shortlist through a cross-encoder, 16 query + chunk pairs and 12 query + snippet pairs;
@@ -12,8 +13,8 @@ Stages (one query each):
 - query: one query through an embedder;
 - index: 16 chunks through an embedder, reported as chunks/s.
 
-    python bench/model_cost.py [--threads N] [--models a,b] [--device cpu|cuda] [--repeat N] [--onnx-int8]
-                               [--out results.json]
+    python bench/model_cost.py [--threads N] [--models a,b] [--device cpu|cuda] [--repeat N]
+                               [--onnx-int8 bge-m3] [--out results.json]
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import torch
@@ -37,7 +38,7 @@ import transformers
 QUERY_TOKENS, CHUNK_TOKENS, SNIPPET_TOKENS = 12, 300, 60  # chars / 4: a query, a 1,200-char chunk, a snippet
 SHORTLIST_CHUNKS, SHORTLIST_SNIPPETS = 16, 12
 BATCH_SIZE = 16  # semantic-svc's default
-ONNX_VOCAB = 8192  # see _onnx_model
+ONNX_VOCAB = 8192  # see onnx_int8
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,35 @@ def inputs(shape: Shape, stage: str, vocab: int, device: str) -> list[dict[str, 
     return calls
 
 
-def timings(call: Callable[[], object], repeat: int, budget_s: float) -> list[float]:
-    """Seconds of each run of `call`: `repeat` runs, fewer once `budget_s` is spent (at least one)."""
+def gflop(shape: Shape, stage: str) -> float:
+    """Multiply-adds x 2 of the stage's encoder layers (projections, feed-forward, attention), padding included."""
+    per_token = 8 * shape.hidden ** 2 + 4 * shape.hidden * shape.intermediate
+    return sum(texts * length * shape.layers * (per_token + 4 * length * shape.hidden)
+               for texts, length in padded_batches(stage_lengths(shape, stage))) / 1e9
+
+
+def _seconds(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+def timed(stage: str, call: Callable[[], object], args: argparse.Namespace) -> dict:
+    """Runs of `call` alternated with runs of the baseline's same stage, `args.repeat` pairs (fewer once
+    `args.budget_s` is spent, at least one): on a shared machine the load drifts within a run, so each ratio
+    compares two timings taken under the same load. The ratio is the median of the pairs' ratios."""
+    base = baseline_runner(stage, args.device)
     spent: list[float] = []
-    while len(spent) < repeat and (not spent or sum(spent) < budget_s):
-        started = time.perf_counter()
-        call()
-        spent.append(time.perf_counter() - started)
-    return spent
+    ratios: list[float] = []
+    while len(spent) < args.repeat and (not spent or sum(spent) < args.budget_s):
+        spent.append(_seconds(call))
+        ratios.append(spent[-1] / _seconds(base))
+    median = statistics.median(spent)
+    result = {"stage": stage, "runs": len(spent), "median_s": round(median, 4), "min_s": round(min(spent), 4),
+              "ratio": round(statistics.median(ratios), 2)}
+    if stage == "index":
+        result["chunks_per_s"] = round(SHORTLIST_CHUNKS / median, 2)
+    return result
 
 
 def torch_runner(model: torch.nn.Module, calls: list[dict[str, torch.Tensor]], device: str) -> Callable[[], None]:
@@ -134,15 +156,6 @@ def torch_runner(model: torch.nn.Module, calls: list[dict[str, torch.Tensor]], d
         if device == "cuda":
             torch.cuda.synchronize()
     return run
-
-
-def row(shape: Shape, stage: str, backend: str, spent: list[float]) -> dict:
-    median = statistics.median(spent)
-    result = {"model": shape.name, "role": shape.role, "stage": stage, "backend": backend, "runs": len(spent),
-              "median_s": round(median, 4), "min_s": round(min(spent), 4)}
-    if stage == "index":
-        result["chunks_per_s"] = round(SHORTLIST_CHUNKS / median, 2)
-    return result
 
 
 def loaded(shape: Shape, device: str) -> torch.nn.Module:
@@ -164,13 +177,6 @@ def baseline_runner(stage: str, device: str) -> Callable[[], None]:
     return run
 
 
-def paired(row_: dict, args: argparse.Namespace) -> dict:
-    """`row_` with the baseline's time for the same stage, timed right after it: on a shared machine the load
-    drifts within a run, so each ratio compares two timings taken under the same load."""
-    base = statistics.median(timings(baseline_runner(row_["stage"], args.device), max(args.repeat, 3), args.budget_s))
-    return {**row_, "baseline_s": round(base, 4), "ratio": round(row_["median_s"] / base, 2)}
-
-
 def time_torch(shape: Shape, args: argparse.Namespace) -> list[dict]:
     """Every stage of `shape`'s role, on torch (fp16 on a GPU, fp32 on a CPU)."""
     model = loaded(shape, args.device)
@@ -181,14 +187,15 @@ def time_torch(shape: Shape, args: argparse.Namespace) -> list[dict]:
         run = torch_runner(model, inputs(shape, stage, shape.vocab, args.device), args.device)
         if args.device == "cuda":
             run()  # cuBLAS picks its kernels per shape on the first call
-        result = row(shape, stage, backend, timings(run, args.repeat, args.budget_s))
-        rows.append(paired({**result, "parameters_m": round(parameters / 1e6, 1)}, args))
+        rows.append({"model": shape.name, "role": shape.role, "backend": backend,
+                     "parameters_m": round(parameters / 1e6, 1), "gflop": round(gflop(shape, stage), 1),
+                     **timed(stage, run, args)})
         print(_line(rows[-1]), flush=True)
     return rows
 
 
-def _onnx_model(shape: Shape, folder: Path, int8: bool) -> Path:
-    """`shape` exported to ONNX (and quantized to int8 weights), once per folder. The vocabulary is cut to
+def onnx_int8(shape: Shape, folder: Path) -> Path:
+    """`shape` exported to ONNX and quantized to int8 weights, once per folder. The vocabulary is cut to
     ONNX_VOCAB: an embedding lookup costs the same whatever the table's size, and the cut keeps the fp32 file
     under protobuf's 2 GB, which bge-m3's 250,002-token table would pass."""
     fp32 = folder / f"{shape.name.replace('/', '--')}.onnx"
@@ -198,8 +205,6 @@ def _onnx_model(shape: Shape, folder: Path, int8: bool) -> Path:
                           input_names=["input_ids", "attention_mask"], output_names=["out"], opset_version=17,
                           dynamic_axes={"input_ids": {0: "b", 1: "t"}, "attention_mask": {0: "b", 1: "t"}},
                           dynamo=False)
-    if not int8:
-        return fp32
     quantized = fp32.with_suffix(".int8.onnx")
     if not quantized.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -207,23 +212,26 @@ def _onnx_model(shape: Shape, folder: Path, int8: bool) -> Path:
     return quantized
 
 
+def _onnx_calls(session: object, calls: list[dict]) -> None:
+    for call in calls:
+        session.run(None, call)
+
+
 def time_onnx(shape: Shape, args: argparse.Namespace, folder: Path) -> list[dict]:
-    """The embedder stages of `shape` on ONNX Runtime's CPU provider, fp32 and int8 (dynamic quantization)."""
+    """The embedder stages of `shape` on ONNX Runtime's CPU provider, int8 weights (dynamic quantization)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = torch.get_num_threads()
+    session = ort.InferenceSession(str(onnx_int8(shape, folder)), options, providers=["CPUExecutionProvider"])
+    _onnx_calls(session, [{"input_ids": torch.full((2, 64), 7).numpy(),
+                           "attention_mask": torch.ones(2, 64, dtype=torch.long).numpy()}])
     rows = []
-    for backend, int8 in (("onnx-fp32", False), ("onnx-int8", True)):
-        session = ort.InferenceSession(str(_onnx_model(shape, folder, int8)), options,
-                                       providers=["CPUExecutionProvider"])
-        session.run(None, {"input_ids": torch.full((2, 64), 7).numpy(), "attention_mask": torch.ones(2, 64, dtype=torch.long).numpy()})
-        for stage in STAGES["embed"]:
-            calls = [{k: v.numpy() for k, v in call.items()} for call in inputs(shape, stage, ONNX_VOCAB, "cpu")]
-            spent = timings(lambda s=session, calls=calls: [s.run(None, call) for call in calls], args.repeat,
-                            args.budget_s)
-            rows.append(paired(row(shape, stage, backend, spent), args))
-            print(_line(rows[-1]), flush=True)
+    for stage in STAGES["embed"]:
+        calls = [{k: v.numpy() for k, v in call.items()} for call in inputs(shape, stage, ONNX_VOCAB, "cpu")]
+        rows.append({"model": shape.name, "role": shape.role, "backend": "onnx-int8",
+                     **timed(stage, partial(_onnx_calls, session, calls), args), "vocab": ONNX_VOCAB})
+        print(_line(rows[-1]), flush=True)
     return rows
 
 
@@ -290,8 +298,8 @@ def main() -> None:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per stage (median reported)")
     parser.add_argument("--budget-s", type=float, default=30.0, help="stop repeating a stage after this long")
-    parser.add_argument("--onnx-int8", action="store_true", help="also time the embedders on ONNX Runtime, "
-                        "fp32 and int8 (CPU only)")
+    parser.add_argument("--onnx-int8", default="", help="embedders (comma-separated) also timed as ONNX int8 "
+                        "(torch.onnx export, onnxruntime dynamic quantization; CPU only), e.g. bge-m3")
     parser.add_argument("--onnx-dir", type=Path, help="where exports are kept between runs (default: a temp dir)")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     args = parser.parse_args()
@@ -299,6 +307,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     shapes = chosen(args.models)
+    onnx_shapes = [s for s in chosen(args.onnx_int8) if s.role == "embed"] if args.onnx_int8 else []
     info = machine(args.device)
     print(json.dumps(info), flush=True)
     rows = []
@@ -307,7 +316,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for shape in shapes:
             rows += guarded(lambda shape=shape: time_torch(shape, args), shape, "torch")
-            if args.onnx_int8 and args.device == "cpu" and shape.role == "embed":
+            if args.device == "cpu" and shape in onnx_shapes:
                 rows += guarded(lambda shape=shape: time_onnx(shape, args, folder), shape, "onnx")
     info["load_average_after"] = os.getloadavg()
     print(table(rows))

@@ -318,11 +318,11 @@ def main() -> None:
             rows += guarded(lambda shape=shape: time_torch(shape, args), shape, "torch")
             if args.device == "cpu" and shape in onnx_shapes:
                 rows += guarded(lambda shape=shape: time_onnx(shape, args, folder), shape, "onnx")
-    info["load_average_after"] = os.getloadavg()
+            if args.out:  # after every model, so a run cut short by a time limit still leaves its rows
+                info["load_average_after"] = os.getloadavg()
+                args.out.write_text(json.dumps({"machine": info, "shapes": [asdict(s) for s in shapes],
+                                                "rows": rows}, indent=1))
     print(table(rows))
-    if args.out:
-        args.out.write_text(json.dumps({"machine": info, "shapes": [asdict(s) for s in shapes], "rows": rows},
-                                       indent=1))
 
 
 if __name__ == "__main__":

@@ -194,6 +194,18 @@ def time_torch(shape: Shape, args: argparse.Namespace) -> list[dict]:
     return rows
 
 
+class _Encoder(torch.nn.Module):
+    """Two positional inputs, one output: transformers 5's forward takes more arguments than the exporter
+    can pass positionally ("multiple values for argument 'use_cache'")."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, attention_mask=attention_mask)[0]
+
+
 def onnx_int8(shape: Shape, folder: Path) -> Path:
     """`shape` exported to ONNX and quantized to int8 weights, once per folder. The vocabulary is cut to
     ONNX_VOCAB: an embedding lookup costs the same whatever the table's size, and the cut keeps the fp32 file
@@ -201,7 +213,7 @@ def onnx_int8(shape: Shape, folder: Path) -> Path:
     fp32 = folder / f"{shape.name.replace('/', '--')}.onnx"
     if not fp32.exists():
         ids = torch.randint(5, ONNX_VOCAB - 1, (2, 16))
-        torch.onnx.export(build(shape, ONNX_VOCAB), (ids, torch.ones_like(ids)), str(fp32),
+        torch.onnx.export(_Encoder(build(shape, ONNX_VOCAB)), (ids, torch.ones_like(ids)), str(fp32),
                           input_names=["input_ids", "attention_mask"], output_names=["out"], opset_version=17,
                           dynamic_axes={"input_ids": {0: "b", 1: "t"}, "attention_mask": {0: "b", 1: "t"}},
                           dynamo=False)

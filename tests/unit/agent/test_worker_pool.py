@@ -67,6 +67,33 @@ def test_a_task_given_up_on_kills_its_worker_at_once() -> None:
     asyncio.run(main())
 
 
+def test_a_task_given_up_on_that_ends_within_the_grace_keeps_its_worker() -> None:
+    async def main() -> None:
+        pool = WorkerPool(1, grace_s=60)
+        pid = await pool.run(os.getpid)
+        given_up = asyncio.create_task(pool.run(time.sleep, 0.2))
+        await asyncio.sleep(0)
+        given_up.cancel()
+        assert await pool.run(os.getpid) == pid  # it waited for the task to end, then reused the worker
+        await pool.close()
+
+    asyncio.run(main())
+
+
+def test_a_task_given_up_on_is_killed_when_its_grace_runs_out() -> None:
+    async def main() -> None:
+        pool = WorkerPool(1, grace_s=0.3)
+        pid = await pool.run(os.getpid)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await pool.run(time.sleep, 30)
+        assert await pool.run(os.getpid) not in (pid, os.getpid())
+        await pool.close()
+        assert children() == 0
+
+    asyncio.run(main())
+
+
 def test_a_worker_that_dies_mid_task_is_worker_died_and_replaced() -> None:
     async def main() -> None:
         pool = WorkerPool(1)
@@ -74,6 +101,24 @@ def test_a_worker_that_dies_mid_task_is_worker_died_and_replaced() -> None:
             await pool.run(os._exit, 3)
         assert await pool.run(divmod, 9, 4) == (2, 1)
         await pool.close()
+
+    asyncio.run(main())
+
+
+def test_a_worker_killed_with_output_unread_is_reaped_and_replaced() -> None:
+    """Output nobody reads fills the pipe's reader, which stops reading: then the kill's end of file went unseen,
+    and the worker's place was never freed (a deadline that gave up on a large page did this)."""
+    async def main() -> None:
+        pool = WorkerPool(1)
+        junk = "import os, threading; threading.Timer(0.1, os.write, (1, bytes(1 << 20))).start()"
+        await pool.run(exec, junk)  # the worker answers, then writes 1 MiB nobody asked for
+        await asyncio.sleep(0.5)  # for the junk to arrive; what follows does not depend on when
+        with pytest.raises(WorkerDied):  # its zeros read as an empty frame
+            await pool.run(divmod, 9, 4)
+        async with asyncio.timeout(30):  # a guard: the bug this catches is a wait without end
+            assert await pool.run(divmod, 9, 4) == (2, 1)
+        await pool.close()
+        assert children() == 0
 
     asyncio.run(main())
 

@@ -60,8 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                     settings.searxng_config_ttl_s, settings.engine_health_window_s)
             policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
-            pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up,
-                              grace_s=settings.extract_worker_grace_s)
+            pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
             await pool.start()
             semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
                                       settings.index_collection)

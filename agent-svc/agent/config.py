@@ -79,9 +79,6 @@ class Settings(BaseSettings):
     extract_worker_max_rss_mb: float = Field(
         768, ge=100, description="An extraction worker larger than this after a page is replaced, which returns "
         "its memory (a hostile page can grow one past 1 GB)")
-    extract_worker_grace_s: float = Field(
-        1.0, ge=0, le=30, description="How long a page extraction given up on (a deadline) may still finish before "
-        "its worker is killed: a killed worker's replacement costs about a second of CPU, more than most pages")
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size, in characters")
     recency_weight: float = Field(0.5, ge=0, description="For time-sensitive queries: share of the margin a fresh "
                                   "page gains")

@@ -1,10 +1,9 @@
 """Processes for CPU-bound work (page extraction) off the event loop: each task has one worker to itself, a task
-given up on kills its worker unless it ends within a short grace, and a worker that died or grew too large is
-replaced.
+given up on kills its worker, and a worker that died or grew too large is replaced.
 
 A hostile page can keep trafilatura busy for a minute and grow a worker past 1 GB (5 MB of tiny paragraphs);
 a process pool cannot stop a running task, so the deadline would hold only for the request that gave up, and
-the memory would stay. Here cancelling `run` (a deadline) kills that worker after the grace, and a worker whose resident
+the memory would stay. Here cancelling `run` (a deadline) kills that worker at once, and a worker whose resident
 memory passed `max_rss_mb` after a task is retired, which gives its memory back.
 
 Workers are plain subprocesses speaking length-prefixed pickles on stdin/stdout (no multiprocessing machinery,
@@ -49,17 +48,15 @@ class _Worker:
 
 
 class WorkerPool:
-    """`workers` processes, started when first needed, each running `warm` once when it starts; a task given up
-    on may end within `grace_s`, which keeps its worker (starting a new one costs more than most pages).
+    """`workers` processes, started when first needed, each running `warm` once when it starts.
 
     The pool alone starts and stops its processes, in tasks of its own; a caller only borrows an idle worker.
     A deadline that cancels a caller can therefore never cut a start short and leave its process untracked, and
     a killed worker keeps its place until it has exited: there are never more than `workers` processes.
     """
 
-    def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None,
-                 grace_s: float = 0.0) -> None:
-        self._size, self._max_rss_mb, self._warm, self._grace_s = workers, max_rss_mb, warm, grace_s
+    def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None) -> None:
+        self._size, self._max_rss_mb, self._warm = workers, max_rss_mb, warm
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
         self._places = 0  # workers idle, busy, starting, or killed and not yet reaped
         self._starting: set[asyncio.Task] = set()
@@ -74,21 +71,19 @@ class WorkerPool:
             raise WorkerDied("the extraction workers could not start (the log says why)")
 
     async def run(self, fn: Callable, *args: object) -> Any:
-        """`fn(*args)` in a worker; cancelling this kills the worker unless its task ends within the grace.
-        Raises WorkerDied, or what `fn` raised."""
+        """`fn(*args)` in a worker; cancelling this kills the worker. Raises WorkerDied, or what `fn` raised."""
         self._fill()
         worker = await self._idle.get()
-        exchange = asyncio.create_task(worker.call(fn, args))
         try:
-            result = await asyncio.shield(exchange)
-        except asyncio.CancelledError:  # given up on (a deadline): the worker is still busy with the task
-            self._track(self._exiting, self._finish(worker, exchange))
-            raise
+            result = await worker.call(fn, args)
         except WorkerDied:
             self._stop(worker)
             raise
         except Exception:  # what `fn` raised: the worker answered, and can go on
             self._keep(worker)
+            raise
+        except BaseException:  # cancelled mid-task: the worker is still busy with it
+            self._stop(worker)
             raise
         self._keep(worker)
         return result
@@ -101,8 +96,7 @@ class WorkerPool:
         for starting in self._starting:
             starting.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
-        while self._exiting:  # a task given up on may end in its grace, and its worker is stopped then
-            await asyncio.gather(*self._exiting)
+        await asyncio.gather(*self._exiting)
 
     def _fill(self) -> None:
         """Start a worker in every free place."""
@@ -117,16 +111,6 @@ class WorkerPool:
             self._stop(worker)
         else:
             self._idle.put_nowait(worker)
-
-    async def _finish(self, worker: _Worker, exchange: asyncio.Task) -> None:
-        """Keep the worker of a task given up on if the task ends within the grace, else kill it mid-task."""
-        done, _ = await asyncio.wait([exchange], timeout=self._grace_s)
-        if done and not isinstance(exchange.exception(), WorkerDied):
-            self._keep(worker)
-        else:
-            exchange.cancel()
-            await asyncio.wait([exchange])  # it stops reading the worker's answers before the reaper reads
-            self._stop(worker)
 
     def _stop(self, worker: _Worker, refill: bool = True) -> None:
         """Kill the worker; its place is freed once it has exited, and then refilled if `refill`."""

@@ -67,33 +67,6 @@ def test_a_task_given_up_on_kills_its_worker_at_once() -> None:
     asyncio.run(main())
 
 
-def test_a_task_given_up_on_that_ends_within_the_grace_keeps_its_worker() -> None:
-    async def main() -> None:
-        pool = WorkerPool(1, grace_s=60)
-        pid = await pool.run(os.getpid)
-        given_up = asyncio.create_task(pool.run(time.sleep, 0.2))
-        await asyncio.sleep(0)
-        given_up.cancel()
-        assert await pool.run(os.getpid) == pid  # it waited for the task to end, then reused the worker
-        await pool.close()
-
-    asyncio.run(main())
-
-
-def test_a_task_given_up_on_is_killed_when_its_grace_runs_out() -> None:
-    async def main() -> None:
-        pool = WorkerPool(1, grace_s=0.3)
-        pid = await pool.run(os.getpid)
-        with pytest.raises(TimeoutError):
-            async with asyncio.timeout(0.1):
-                await pool.run(time.sleep, 30)
-        assert await pool.run(os.getpid) not in (pid, os.getpid())
-        await pool.close()
-        assert children() == 0
-
-    asyncio.run(main())
-
-
 def test_a_worker_that_dies_mid_task_is_worker_died_and_replaced() -> None:
     async def main() -> None:
         pool = WorkerPool(1)

@@ -17,7 +17,7 @@ import logging
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from agent.worker import LENGTH, frame
@@ -48,70 +48,115 @@ class _Worker:
 
 
 class WorkerPool:
-    """`workers` processes, started lazily, each running `warm` once when it starts."""
+    """`workers` processes, started when first needed, each running `warm` once when it starts.
+
+    The pool alone starts and stops its processes, in tasks of its own; a caller only borrows an idle worker.
+    A deadline that cancels a caller can therefore never cut a start short and leave its process untracked, and
+    a killed worker keeps its place until it has exited: there are never more than `workers` processes.
+    """
 
     def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None) -> None:
         self._size, self._max_rss_mb, self._warm = workers, max_rss_mb, warm
-        self._idle: list[_Worker] = []
-        self._slots: asyncio.Semaphore | None = None
-        self._exiting: set[asyncio.Task] = set()  # killed workers being reaped
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._places = 0  # workers idle, busy, starting, or killed and not yet reaped
+        self._starting: set[asyncio.Task] = set()
+        self._exiting: set[asyncio.Task] = set()
         self._closed = False
 
     async def start(self) -> None:
         """Start every worker now (and warm it), so that the first searches do not pay for it."""
-        self._idle += await asyncio.gather(*(self._spawn() for _ in range(self._size - len(self._idle))))
+        self._fill()
+        await asyncio.gather(*self._starting)
+        if self._idle.qsize() < self._size:
+            raise WorkerDied("the extraction workers could not start (the log says why)")
 
     async def run(self, fn: Callable, *args: object) -> Any:
         """`fn(*args)` in a worker; cancelling this kills the worker. Raises WorkerDied, or what `fn` raised."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self._size)
-        async with self._slots:
-            worker = self._idle.pop() if self._idle else await self._spawn()
-            try:
-                result = await worker.call(fn, args)
-            except WorkerDied:
-                self._retire(worker)
-                raise
-            except Exception:  # what `fn` raised: the worker answered, and can go on
-                self._keep(worker)
-                raise
-            except BaseException:  # cancelled mid-task: the worker is still busy with it
-                self._retire(worker)
-                raise
+        self._fill()
+        worker = await self._idle.get()
+        try:
+            result = await worker.call(fn, args)
+        except WorkerDied:
+            self._stop(worker)
+            raise
+        except Exception:  # what `fn` raised: the worker answered, and can go on
             self._keep(worker)
-            return result
+            raise
+        except BaseException:  # cancelled mid-task: the worker is still busy with it
+            self._stop(worker)
+            raise
+        self._keep(worker)
+        return result
 
     async def close(self) -> None:
-        """Stop every worker and wait until each has exited."""
+        """Stop every worker and wait until each has exited (workers busy now stop when they answer)."""
         self._closed = True
-        for worker in self._idle:
-            self._retire(worker)
-        self._idle.clear()
+        while not self._idle.empty():
+            self._stop(self._idle.get_nowait())
+        for starting in self._starting:
+            starting.cancel()
+        await asyncio.gather(*self._starting, return_exceptions=True)
         await asyncio.gather(*self._exiting)
+
+    def _fill(self) -> None:
+        """Start a worker in every free place."""
+        while not self._closed and self._places < self._size:
+            self._places += 1
+            self._track(self._starting, self._start_one())
 
     def _keep(self, worker: _Worker) -> None:
         if self._closed or worker.rss_mb > self._max_rss_mb:
             if not self._closed:
                 log.info("retiring an extraction worker at %.0f MiB", worker.rss_mb)
-            self._retire(worker)
+            self._stop(worker)
         else:
-            self._idle.append(worker)
+            self._idle.put_nowait(worker)
 
-    def _retire(self, worker: _Worker) -> None:
+    def _stop(self, worker: _Worker, refill: bool = True) -> None:
+        """Kill the worker; its place is freed once it has exited, and then refilled if `refill`."""
         if worker.process.returncode is None:
             worker.process.kill()
-        exited = asyncio.create_task(worker.process.wait())
-        self._exiting.add(exited)
-        exited.add_done_callback(self._exiting.discard)
+        self._track(self._exiting, self._reap(worker, refill))
 
-    async def _spawn(self) -> _Worker:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "agent.worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE)
+    async def _reap(self, worker: _Worker, refill: bool) -> None:
+        try:  # reads what the worker left unread: a reader paused on a full buffer never sees the end of file,
+            await worker.process.communicate()  # and then `wait` never returns
+        finally:
+            self._places -= 1
+            if refill:
+                self._fill()
+
+    def _track(self, tasks: set[asyncio.Task], step: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(step)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def _start_one(self) -> None:
+        try:  # cancelled (by close) or failed here, asyncio kills and reaps the process it may have started
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "agent.worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE)
+        except BaseException as e:
+            self._places -= 1
+            return _unless_cancelled(e)
         worker = _Worker(process)
-        if self._warm is not None:
-            await worker.call(self._warm, ())
-        return worker
+        try:
+            if self._warm is not None:
+                await worker.call(self._warm, ())
+        except BaseException as e:
+            self._stop(worker, refill=False)  # a worker that cannot warm up would fail again: the next run retries
+            return _unless_cancelled(e)
+        if self._closed:
+            self._stop(worker)
+        else:
+            self._idle.put_nowait(worker)
+
+
+def _unless_cancelled(e: BaseException) -> None:
+    """A worker that failed to start is logged, not raised: nobody awaits the task that started it."""
+    if not isinstance(e, Exception):
+        raise e
+    log.error("an extraction worker failed to start: %s", e, exc_info=e)
 
 
 async def read_frame(stream: asyncio.StreamReader) -> bytes:

@@ -1,16 +1,20 @@
-"""agent-svc's extraction workers end with it, whether it stops cleanly or is killed: after it has extracted
-pages, no process of its session or of its descendants is left."""
+"""agent-svc's extraction workers stay a pool of EXTRACT_WORKERS processes under a load whose deadlines kill
+them, and end with agent-svc, whether it stops cleanly or is killed: then no process of its session or of its
+descendants is left."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 from conftest import agent_service
 
+from offline_web.load import extraction_workers, mixed_load
 from offline_web.processes import family, wait_gone
 from offline_web.stack import OfflineStack
 
@@ -29,5 +33,42 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
         assert not wait_gone(members)
+    finally:
+        service.stop()
+
+
+def test_the_pool_stays_at_its_size_under_a_load_whose_deadlines_kill_workers(
+        stack: OfflineStack, semantic_url: str, tmp_path: Path) -> None:
+    """8 clients mixing hybrid, semantic and keyword-with-markdown searches against a 2 s deadline, beside a
+    client scraping 5 MB of tiny paragraphs within 1.5 s: a deadline kills a busy worker on every scrape."""
+    service = agent_service(stack.searx.url, tmp_path, SEMANTIC_SVC_URL=semantic_url, FETCH_ALLOW_HOSTS="127.0.0.1",
+                            PIPELINE_DEADLINE_S="2").start()
+    assert service.process is not None
+    pid, counts = service.process.pid, []
+
+    async def hostile_scrapes(until: asyncio.Task) -> list[int]:
+        statuses = []
+        async with httpx.AsyncClient(timeout=30) as http:
+            while not until.done():
+                request = {"url": stack.web.url + "/_test/tiny?kb=5120", "timeout": 1500}
+                statuses.append((await http.post(service.url + "/v2/scrape", json=request)).status_code)
+        return statuses
+
+    async def load() -> tuple:
+        searches = asyncio.create_task(mixed_load(service.url, clients=8, seconds=20))
+        scrapes = asyncio.create_task(hostile_scrapes(searches))
+        while not searches.done():
+            counts.append(extraction_workers(pid))
+            await asyncio.sleep(0.5)
+        return await searches, await scrapes
+
+    try:
+        answers, scrapes = asyncio.run(load())
+        assert answers["200"] > 0 and 408 in scrapes, (answers, scrapes)  # searches answered; deadlines killed
+        assert max(counts) <= 2, counts  # EXTRACT_WORKERS' default, all along
+        ended = time.monotonic()
+        while extraction_workers(pid) != 2 and time.monotonic() - ended < 30:
+            time.sleep(0.2)
+        assert extraction_workers(pid) == 2  # no more, and the workers killed were replaced
     finally:
         service.stop()

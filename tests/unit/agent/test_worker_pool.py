@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from pathlib import Path
@@ -77,6 +78,24 @@ def test_a_worker_that_dies_mid_task_is_worker_died_and_replaced() -> None:
     asyncio.run(main())
 
 
+def test_a_worker_killed_with_output_unread_is_reaped_and_replaced() -> None:
+    """Output nobody reads fills the pipe's reader, which stops reading: then the kill's end of file went unseen,
+    and the worker's place was never freed (a deadline that gave up on a large page did this)."""
+    async def main() -> None:
+        pool = WorkerPool(1)
+        junk = "import os, threading; threading.Timer(0.1, os.write, (1, bytes(1 << 20))).start()"
+        await pool.run(exec, junk)  # the worker answers, then writes 1 MiB nobody asked for
+        await asyncio.sleep(0.5)  # for the junk to arrive; what follows does not depend on when
+        with pytest.raises(WorkerDied):  # its zeros read as an empty frame
+            await pool.run(divmod, 9, 4)
+        async with asyncio.timeout(30):  # a guard: the bug this catches is a wait without end
+            assert await pool.run(divmod, 9, 4) == (2, 1)
+        await pool.close()
+        assert children() == 0
+
+    asyncio.run(main())
+
+
 def test_a_worker_past_its_memory_bound_is_retired_after_its_task() -> None:
     async def main() -> None:
         pool = WorkerPool(1, max_rss_mb=1)  # every Python process is larger: each task gets a new worker
@@ -96,5 +115,90 @@ def test_started_workers_are_warm_and_run_tasks_side_by_side() -> None:
         await asyncio.gather(pool.run(time.sleep, 0.5), pool.run(time.sleep, 0.5))
         assert time.monotonic() - started < 0.9
         await pool.close()
+
+    asyncio.run(main())
+
+
+def children() -> int:
+    """This process's children, zombies included: a killed worker not yet reaped still holds its place."""
+    count = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            count += int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
+        except (OSError, IndexError):
+            continue  # it ended while we looked
+    return count
+
+
+async def steps(n: int, size: int) -> None:
+    """Let the event loop run `n` times, checking at each that the pool holds no more processes than its size."""
+    for _ in range(n):
+        await asyncio.sleep(0)
+        assert children() <= size
+
+
+@pytest.mark.parametrize("step", range(0, 40, 3))
+def test_a_caller_cancelled_while_its_worker_starts_leaves_no_process(step: int) -> None:
+    async def main() -> None:
+        pool = WorkerPool(1, warm=functools.partial(time.sleep, 30))  # a warm-up that never ends here
+        task = asyncio.create_task(pool.run(os.getpid))
+        await steps(step, 1)
+        task.cancel()
+        await steps(10, 1)
+        await pool.close()  # cancels the start, wherever it is: spawning or warming up
+        assert children() == 0
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("step", range(0, 40, 3))
+def test_a_caller_cancelled_at_any_point_of_its_call_leaves_only_the_pool(step: int) -> None:
+    async def main() -> None:
+        pool = WorkerPool(1, warm=time.time)
+        task = asyncio.create_task(pool.run(time.sleep, 30))
+        await steps(step, 1)
+        task.cancel()
+        await steps(10, 1)
+        assert await pool.run(divmod, 9, 4) == (2, 1)  # a worker killed mid-call was replaced
+        assert children() == 1
+        await pool.close()
+        assert children() == 0
+
+    asyncio.run(main())
+
+
+def test_deadlines_killing_many_tasks_never_grow_the_pool() -> None:
+    async def give_up(pool: WorkerPool, after_steps: int) -> None:
+        task = asyncio.create_task(pool.run(time.sleep, 30))
+        for _ in range(after_steps):
+            await asyncio.sleep(0)
+        task.cancel()
+
+    async def main() -> None:
+        pool = WorkerPool(2, warm=time.time)
+        await pool.start()
+        cancelling = asyncio.gather(*(give_up(pool, n) for n in range(0, 200, 5)))
+        while not cancelling.done():
+            await steps(1, 2)
+        assert sorted(await asyncio.gather(pool.run(os.getpid), pool.run(os.getpid))) != [os.getpid()] * 2
+        assert children() == 2
+        await pool.close()
+        assert children() == 0
+
+    asyncio.run(main())
+
+
+def test_a_worker_that_cannot_warm_up_is_logged_and_tried_again_on_the_next_task(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def main() -> None:
+        pool = WorkerPool(1, warm=functools.partial(int, "not a number"))
+        with pytest.raises(WorkerDied, match="could not start"):
+            await pool.start()
+        assert "failed to start" in caplog.text
+        with pytest.raises(TimeoutError):  # each start fails the same way: the task waits for its deadline
+            async with asyncio.timeout(0.5):
+                await pool.run(os.getpid)
+        await pool.close()
+        assert children() == 0
 
     asyncio.run(main())

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
@@ -51,12 +51,16 @@ class Settings(BaseSettings):
         "EMBED_MODEL is; empty means EMBED_MODEL. A smaller one keeps pass 2 within its share of agent-svc's deadline "
         "on a CPU while EMBED_MODEL embeds queries and the index"
     )
+    # the SIMILARITY_* settings below are ignored while SIMILARITY_MODEL is empty, so that a compose file can blank
+    # the model alone (docker-compose.gpu.yml does) and keep the prefixes meant for it
     similarity_backend: str = Field(
         "auto", description="EMBED_BACKEND's choices, for SIMILARITY_MODEL (its pooling and ONNX export follow "
         "EMBED_POOLING and ONNX_CACHE)"
     )
-    similarity_query_prefix: str = Field("", description="EMBED_QUERY_PREFIX for SIMILARITY_MODEL")
-    similarity_passage_prefix: str = Field("", description="EMBED_PASSAGE_PREFIX for SIMILARITY_MODEL")
+    similarity_query_prefix: str = Field(
+        "", description="EMBED_QUERY_PREFIX for SIMILARITY_MODEL (e5 models want 'query: ')")
+    similarity_passage_prefix: str = Field(
+        "", description="EMBED_PASSAGE_PREFIX for SIMILARITY_MODEL (e5 models want 'passage: ')")
     model_device: Literal["cpu", "cuda", "auto"] = Field(
         "cpu", description="Where the torch-backed models run: cpu, cuda, or auto (cuda when torch sees one). The "
         "onnx backends run on the GPU only where onnxruntime-gpu is installed, on the CPU otherwise"
@@ -115,14 +119,6 @@ class Settings(BaseSettings):
     @classmethod
     def _known_embedder(cls, backend: str, info: ValidationInfo) -> str:
         return _known(str(info.field_name).upper(), backend, EMBEDDERS)
-
-    @model_validator(mode="after")
-    def _similarity_needs_its_model(self) -> Settings:
-        if not self.similarity_model and (self.similarity_backend != "auto" or self.similarity_query_prefix
-                                          or self.similarity_passage_prefix):
-            raise ValueError("SIMILARITY_BACKEND and the SIMILARITY_*_PREFIX settings apply to SIMILARITY_MODEL, "
-                             "which is empty (EMBED_MODEL serves /similarity with EMBED_BACKEND and its prefixes)")
-        return self
 
     def similarity_embedder(self) -> Settings | None:
         """These settings as the similarity embedder reads them (the embedder's fields set to SIMILARITY_*), or

@@ -19,6 +19,7 @@ from wisp_obs.requests import ObservedRequests, id_header
 
 from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
+from semantic.embedders import Embedder
 from semantic.errors import BadRequest, ClientGone, ServiceError, TooLarge
 from semantic.runtime import Runtime
 from semantic.speed import SpeedKind
@@ -121,7 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_texts(body.passages, "passages", settings.max_texts)
         runtime = runtime_of(request)
         scores = await _while_connected(request, runtime.similarity(body.query, body.passages))
-        return {"model": runtime.ready_embedder().name, "scores": scores, "speed": _speed(runtime, "embed")}
+        return {"model": runtime.ready_similarity_embedder().name, "scores": scores, "speed": _speed(runtime, "embed")}
 
     @app.post("/index/upsert")
     async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
@@ -188,9 +189,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def _describe(runtime: Runtime) -> dict[str, Any]:
     embedder, reranker = runtime.embedder, runtime.reranker
     described: dict[str, Any] = {
-        "embedder": None if embedder is None else {
-            "model": embedder.name, "backend": embedder.backend, "dimension": embedder.dimension,
-            "max_tokens": embedder.max_tokens, "sparse": embedder.has_sparse},
+        "embedder": _embedder_json(embedder),
+        "similarity": _embedder_json(runtime.similarity_embedder or embedder),
         "reranker": None if reranker is None else {
             "model": reranker.name, "backend": reranker.backend, "cross_encoder": reranker.is_cross_encoder},
         "vector_store": {"mode": runtime.store.mode, "location": runtime.store.location,
@@ -201,6 +201,12 @@ def _describe(runtime: Runtime) -> dict[str, Any]:
         described["warning"] = runtime.rerank_warning
     speeds = {kind: dataclasses.asdict(speed) for kind, speed in runtime.speed.speeds().items()}
     return {**described, "speed": speeds, **_calibration(runtime)}
+
+
+def _embedder_json(embedder: Embedder | None) -> dict[str, Any] | None:
+    return None if embedder is None else {
+        "model": embedder.name, "backend": embedder.backend, "dimension": embedder.dimension,
+        "max_tokens": embedder.max_tokens, "sparse": embedder.has_sparse}
 
 
 def _speed(runtime: Runtime, kind: SpeedKind) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """How fast the loaded models are on this machine, timed once at start, and what that means for agent-svc.
 
 One batch shaped like what agent-svc asks (hybrid's shortlist: 16 chunks of about 1,200 characters and 12 search
-snippets of about 250, against a short query) is reranked, then embedded. Those times seed the speed EWMAs and
-estimate agent-svc's stages: hybrid's rerank of the shortlist, semantic mode's pass 2 (the same texts embedded),
-one query embedding, and indexing throughput. A stage estimated over its share of agent-svc's deadline gets a
-warning: the models still work, but ranked searches will score part of their shortlist or keep SearXNG's order.
+snippets of about 250, against a short query) is reranked, then embedded (by the similarity embedder too, when
+SIMILARITY_MODEL gives /similarity one of its own). Those times seed the speed EWMAs and estimate agent-svc's
+stages: hybrid's rerank of the shortlist, semantic mode's pass 2 (the same texts through /similarity's embedder),
+one query embedding, and indexing throughput (the embedder's). A stage estimated over its share of agent-svc's
+deadline gets a warning: the models still work, but ranked searches will score part of their shortlist or keep
+SearXNG's order.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Estimates:
 class Calibration:
     rerank: Timed
     embed: Timed
+    similarity: Timed  # /similarity's embedder: `embed` when the embedder serves it
     estimates: Estimates
     deadline_s: float  # agent-svc's, PIPELINE_DEADLINE_S
     budget_s: float  # the share of it a ranking stage may take
@@ -64,7 +67,7 @@ class Calibration:
     def warnings(self) -> list[str]:
         """One per stage estimated over its budget: which model, the estimate, the deadline."""
         stages = [("reranker", self.rerank.model, "hybrid's rerank", self.estimates.hybrid_rerank_ms),
-                  ("embedder", self.embed.model, "semantic mode's pass 2", self.estimates.semantic_pass2_ms)]
+                  ("embedder", self.similarity.model, "semantic mode's pass 2", self.estimates.semantic_pass2_ms)]
         return [f"the {role} {model} takes about {ms / 1000:.1f} s for {stage} of a {SHORTLIST_CHUNKS}-chunk, "
                 f"{SHORTLIST_SNIPPETS}-snippet shortlist on this machine, more than the {self.budget_s:.1f} s it "
                 f"may use of agent-svc's {self.deadline_s:.1f} s deadline (PIPELINE_DEADLINE_S x "
@@ -79,19 +82,25 @@ def shortlist() -> list[str]:
 
 
 def calibrate(embedder: Embedder, reranker: Reranker, chunk_chars: int, deadline_s: float, share: float,
-              clock: Callable[[], float] = time.perf_counter) -> Calibration:
-    """Time the shortlist through both models, on the calling thread, before anything else uses them."""
+              clock: Callable[[], float] = time.perf_counter, similarity: Embedder | None = None) -> Calibration:
+    """Time the shortlist through the models (`similarity`: /similarity's embedder, if not `embedder`), on the
+    calling thread, before anything else uses them."""
     texts = shortlist()
     started = clock()
     reranker.score(QUERY, texts[:1])  # the first calls pay one-time setup, which no later call does
-    embedder.encode([QUERY], "query")
     rerank = Timed(reranker.name, len(texts), sum(len(QUERY) + len(t) for t in texts),
                    _ms(clock, reranker.score, QUERY, texts))
-    embed = Timed(embedder.name, len(texts), sum(map(len, texts)), _ms(clock, embedder.encode, texts, "passage"))
+    embed = _timed_embedding(embedder, texts, clock)
+    pass2 = embed if similarity is None else _timed_embedding(similarity, texts, clock)
     query_ms = _ms(clock, embedder.encode, [QUERY], "query")
-    estimates = Estimates(rerank.ms, embed.ms, query_ms,
+    estimates = Estimates(rerank.ms, pass2.ms, query_ms,
                           round(1000 / max(embed.ms / embed.chars * chunk_chars, 1e-3), 1))
-    return Calibration(rerank, embed, estimates, deadline_s, deadline_s * share, round(clock() - started, 3))
+    return Calibration(rerank, embed, pass2, estimates, deadline_s, deadline_s * share, round(clock() - started, 3))
+
+
+def _timed_embedding(embedder: Embedder, texts: list[str], clock: Callable[[], float]) -> Timed:
+    embedder.encode([QUERY], "query")  # its first call pays one-time setup, which no later call does
+    return Timed(embedder.name, len(texts), sum(map(len, texts)), _ms(clock, embedder.encode, texts, "passage"))
 
 
 def _ms(clock: Callable[[], float], call: Callable[..., Any], *args: Any) -> float:

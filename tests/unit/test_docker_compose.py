@@ -18,7 +18,7 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
 GPU_OVERRIDE = yaml.safe_load((ROOT / "docker-compose.gpu.yml").read_text())
 SEARXNG_SETTINGS = yaml.safe_load((ROOT / "searxng" / "settings.yml").read_text())
-INTERPOLATION = re.compile(r"\$\{[A-Z_]+:-([^}]*)\}")
+INTERPOLATION = re.compile(r"\$\{[A-Z_]+:?-([^}]*)\}")
 
 
 def env_names(settings_class: type) -> set[str]:
@@ -44,10 +44,12 @@ def test_dockerfiles_copy_only_what_their_context_holds() -> None:
 
 def test_the_semantic_image_bakes_in_the_models_compose_asks_for() -> None:
     service = SERVICES["semantic-svc"]
-    for model in ("EMBED_MODEL", "RERANK_MODEL"):
+    for model in ("EMBED_MODEL", "SIMILARITY_MODEL", "RERANK_MODEL"):
         assert service["build"]["args"][model] == service["environment"][model]
     assert service["environment"]["EMBED_MODEL"] == "${EMBED_MODEL:-BAAI/bge-m3}"
-    assert "snapshot_download" in dockerfile_of(service).read_text()
+    dockerfile = dockerfile_of(service).read_text()
+    assert "snapshot_download" in dockerfile and '"$SIMILARITY_MODEL"' in dockerfile
+    assert "if m]" in dockerfile  # an empty SIMILARITY_MODEL downloads nothing
 
 
 def merged(base: dict, override: dict) -> dict:
@@ -170,8 +172,27 @@ def test_the_cpu_default_is_sized_for_the_deadline() -> None:
     assert by_default(service["environment"]["RERANK_MODEL"]) == "cross-encoder/ms-marco-MiniLM-L6-v2"
     assert by_default(service["environment"]["EMBED_MODEL"]) == "BAAI/bge-m3"
     assert "TORCH_VARIANT" not in service["build"]["args"]
+    assert "MODEL_DEVICE" not in service["environment"]  # cpu, the default
     assert re.search(r"^ARG TORCH_VARIANT=cpu$", dockerfile_of(service).read_text(), re.MULTILINE)
     assert not any(gpu_devices(s) for s in SERVICES.values())
+
+
+def test_the_cpu_default_gives_similarity_a_small_multilingual_model_with_its_prefixes() -> None:
+    """docs/hardware.md: on 4 cores BGE-M3 embeds semantic mode's pass 2 in 8.3 s, past its 4 s share of the
+    deadline; multilingual-e5-small in 0.8 s. e5 models read `query: ` and `passage: ` before each text."""
+    environment = SERVICES["semantic-svc"]["environment"]
+    settings = SemanticSettings(**{name.lower(): by_default(value) for name, value in environment.items()})
+    assert settings.similarity_model == "intfloat/multilingual-e5-small"
+    assert (settings.similarity_query_prefix, settings.similarity_passage_prefix) == ("query: ", "passage: ")
+    # `-` rather than `:-`: an empty SIMILARITY_MODEL in the environment hands /similarity to BGE-M3
+    assert environment["SIMILARITY_MODEL"] == "${SIMILARITY_MODEL-intfloat/multilingual-e5-small}"
+
+
+def test_the_gpu_override_runs_bge_m3_for_everything_on_cuda() -> None:
+    environment = GPU_SERVICES["semantic-svc"]["environment"]
+    settings = SemanticSettings(**{name.lower(): by_default(value) for name, value in environment.items()})
+    assert (settings.model_device, settings.similarity_embedder()) == ("cuda", None)
+    assert by_default(GPU_SERVICES["semantic-svc"]["build"]["args"]["SIMILARITY_MODEL"]) == ""
 
 
 def test_the_gpu_override_runs_the_large_models_on_cuda_torch_and_a_reserved_gpu() -> None:
@@ -179,7 +200,7 @@ def test_the_gpu_override_runs_the_large_models_on_cuda_torch_and_a_reserved_gpu
     service = GPU_SERVICES["semantic-svc"]
     assert by_default(service["environment"]["RERANK_MODEL"]) == "BAAI/bge-reranker-v2-m3"
     assert by_default(service["environment"]["EMBED_MODEL"]) == "BAAI/bge-m3"
-    for model in ("EMBED_MODEL", "RERANK_MODEL"):  # the image bakes in what the container runs
+    for model in ("EMBED_MODEL", "SIMILARITY_MODEL", "RERANK_MODEL"):  # the image bakes in what the container runs
         assert service["build"]["args"][model] == service["environment"][model]
     assert re.fullmatch(r"cu\d+", service["build"]["args"]["TORCH_VARIANT"])
     assert "whl/$TORCH_VARIANT" in dockerfile_of(service).read_text()

@@ -76,3 +76,27 @@ def test_a_stage_over_its_share_of_the_deadline_is_a_warning_naming_the_model_es
     both = calibrated(rerank_ms_per_kchar=1200, embed_ms_per_kchar=1200).warnings()
     assert [w.split(" takes")[0] for w in both] == ["the reranker slow-reranker", "the embedder slow-embedder"]
     assert calibrated(rerank_ms_per_kchar=1200, embed_ms_per_kchar=20, deadline_s=80).warnings() == []
+
+
+def test_pass_2_is_timed_with_the_similarity_model_and_indexing_with_the_embedder() -> None:
+    clock = Clock()
+    similarity = SlowEmbedder(clock, ms_per_kchar=20)
+    similarity.name = "small-embedder"
+    calibration = calibrate(SlowEmbedder(clock, 1200), SlowReranker(clock, 40), chunk_chars=1000, deadline_s=8.0,
+                            share=0.5, clock=clock, similarity=similarity)
+    chars = sum(map(len, shortlist()))
+    assert (calibration.similarity.model, calibration.embed.model) == ("small-embedder", "slow-embedder")
+    assert calibration.estimates.semantic_pass2_ms == calibration.similarity.ms == pytest.approx(chars * 20 / 1000,
+                                                                                                 abs=0.1)
+    assert calibration.estimates.indexing_chunks_per_s == pytest.approx(1000 / 1200, abs=0.1)
+    assert calibration.estimates.query_embedding_ms == pytest.approx(len(QUERY) * 1200 / 1000, abs=0.1)
+    assert calibration.warnings() == []  # the embedder is slow, but pass 2 is not its work
+    similarity.ms_per_kchar = 1200
+    slow = calibrate(SlowEmbedder(clock, 20), SlowReranker(clock, 40), chunk_chars=1000, deadline_s=8.0, share=0.5,
+                     clock=clock, similarity=similarity).warnings()
+    assert [w.split(" takes")[0] for w in slow] == ["the embedder small-embedder"]
+
+
+def test_one_embedder_for_everything_is_timed_once() -> None:
+    calibration = calibrated(rerank_ms_per_kchar=40, embed_ms_per_kchar=20)
+    assert calibration.similarity is calibration.embed

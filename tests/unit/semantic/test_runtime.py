@@ -185,3 +185,60 @@ def test_calibration_seeds_the_speed_and_its_warnings_join_the_rerankers(tmp_pat
         "rerank": ("calibration", 0), "embed": ("calibration", 0)}
     assert runtime.calibration.rerank.texts == 28 and runtime.calibration.budget_s == 4.0
     assert runtime.warnings == ["no cross-encoder is configured", *runtime.calibration.warnings()]
+
+
+def with_similarity_model(tmp_path: Path) -> Runtime:
+    """A runtime whose /similarity has an embedder of its own: another fake, of the same model name."""
+    runtime = make_runtime(tmp_path)
+    runtime.similarity_embedder = CountingEmbedder()
+    return runtime
+
+
+def test_similarity_goes_to_its_own_embedder_and_embed_and_the_index_to_the_embedder(tmp_path: Path) -> None:
+    runtime = with_similarity_model(tmp_path)
+    embedder, similarity = runtime.embedder, runtime.similarity_embedder
+
+    async def main() -> None:
+        await runtime.similarity(QUERIES[0], PASSAGES[:2])
+        await runtime.embed(PASSAGES[:2], "passage")  # the same texts: the other model's vectors are not these
+        await indexing.upsert(runtime, "c", [indexing.Document("https://a.org", "", "A page.")])
+        await indexing.search(runtime, "c", QUERIES[1], 3, None, None)
+        await runtime.similarity(QUERIES[0], PASSAGES[:2])  # cached
+
+    run(runtime, main)
+    assert similarity.calls == [("query", QUERIES[:1]), ("passage", PASSAGES[:2])]
+    assert embedder.calls == [("passage", PASSAGES[:2]), ("passage", ["A page."]), ("query", QUERIES[1:2])]
+    assert runtime.ready_similarity_embedder() is similarity
+
+
+def test_concurrent_similarity_and_embed_calls_never_share_a_model_call(tmp_path: Path) -> None:
+    runtime = with_similarity_model(tmp_path)
+
+    async def main() -> None:
+        await behind_a_held_lane(runtime, [lambda: runtime.similarity(QUERIES[0], PASSAGES),
+                                           lambda: runtime.embed(PASSAGES, "passage")], jobs=3)
+
+    run(runtime, main)
+    assert runtime.similarity_embedder.calls == [("query", QUERIES[:1]), ("passage", PASSAGES)]
+    assert runtime.embedder.calls == [("passage", PASSAGES)]
+
+
+def test_the_embed_speed_is_the_similarity_models_when_it_has_one(tmp_path: Path) -> None:
+    runtime = with_similarity_model(tmp_path)
+
+    async def main() -> None:
+        await runtime.embed(PASSAGES, "passage")
+        await indexing.upsert(runtime, "c", [indexing.Document("https://a.org", "", "A page.")])
+        assert runtime.speed.speed("embed").calls == 0  # what agent-svc plans pass 2 with: not this model's time
+        await runtime.similarity(QUERIES[0], PASSAGES)
+        assert runtime.speed.speed("embed").calls == 2
+
+    run(runtime, main)
+
+
+def test_the_calibration_times_pass_2_with_the_similarity_model(tmp_path: Path) -> None:
+    runtime = with_similarity_model(tmp_path)
+    runtime.calibration = runtime._calibrate(runtime.embedder, runtime.reranker, runtime.similarity_embedder)
+    run(runtime, lambda: asyncio.sleep(0))
+    assert [(kind, len(texts)) for kind, texts in runtime.similarity_embedder.calls] == [("query", 1), ("passage", 28)]
+    assert runtime.speed.speed("embed").source == "calibration"

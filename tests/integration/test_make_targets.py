@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from test_rich import HTTP_TIMEOUT_S, QUERY, RICH_DEADLINE_S, TIMEOUT_MS
 
 from offline_web.processes import Proc, family, free_port, survivors, wait_gone
 from offline_web.stack import OfflineStack
@@ -122,12 +123,17 @@ def test_make_run_with_a_searxng_url_starts_no_searx_and_dies_with_its_launcher(
     assert not stopped(run, members, signal.SIGKILL, pid=launcher.pid)  # nothing could clean up: the kernel did
 
 
-def test_make_demo_stopped_by_sigterm_leaves_nothing_running(launch) -> None:
-    demo = launch("demo", SITES="tests/fixtures/sites-mini.tsv")
+def test_make_demo_answers_rich_requests_and_sigterm_leaves_nothing_running(launch) -> None:
+    # the demo's own settings but the rich deadline: one LLM thread on a loaded machine (test_rich.py's)
+    demo = launch("demo", env={"RICH_DEADLINE_S": str(RICH_DEADLINE_S)}, SITES="tests/fixtures/sites-mini.tsv")
     agent = demo.wait_for(r"agent-svc +(http://127\.0\.0\.1:\d+)").group(1)
     demo.wait_for("Ctrl-C")
     body = httpx.post(f"{agent}/v2/search", json={"query": "git rebase", "limit": 2}, timeout=60).json()
     assert body["success"] is True and body["data"]["web"]
+    rich = httpx.post(f"{agent}/v2/search", timeout=HTTP_TIMEOUT_S, json={
+        "query": QUERY, "limit": 3, "search_type": "rich", "timeout": TIMEOUT_MS}).json()
+    assert "answer" in rich and not rich["answer"]["abstained"], rich.get("warning")
     members = demo.members()
-    assert all(part in commands(members) for part in ("searx.webapp", "semantic.api:app", "agent.api:app"))
+    assert all(part in commands(members)
+               for part in ("searx.webapp", "semantic.api:app", "agent.api:app", "offline_web.llm"))
     assert not stopped(demo, members, signal.SIGTERM)

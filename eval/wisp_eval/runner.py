@@ -29,6 +29,7 @@ class Row:
     latency_ms: float
     timings_ms: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    warning: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -65,5 +66,5 @@ def score(query: Query, judged: dict[str, int], mode: str, order: int, answer: A
         pages=answer.pages[:k], grades=[judged.get(p, 0) for p in answer.pages[:k]],
         ndcg=ndcg, success=success_at_k(answer.pages, judged, k) if ndcg is not None else None,
         answerable=answerable, abstained=answer.abstained, unanswerable=query.unanswerable,
-        latency_ms=answer.latency_ms, timings_ms=answer.timings_ms, error=answer.error,
+        latency_ms=answer.latency_ms, timings_ms=answer.timings_ms, error=answer.error, warning=answer.warning,
     )

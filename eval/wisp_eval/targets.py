@@ -24,6 +24,7 @@ class Answer:
     latency_ms: float = 0.0
     timings_ms: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    warning: str = ""  # what degraded, as agent-svc said it
 
 
 class Target(Protocol):
@@ -62,6 +63,7 @@ class AgentMode:
             abstained=bool(payload.get("abstained")) or not web,
             latency_ms=latency,
             timings_ms={k: float(v) for k, v in (payload.get("timings_ms") or {}).items()},
+            warning=str(payload.get("warning") or ""),
         )
 
 

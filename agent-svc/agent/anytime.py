@@ -21,6 +21,7 @@ from agent.errors import Degraded
 ScoreBatch = Callable[[list[str], float], Awaitable[list[float]]]
 Pace = Callable[[], float | None]  # the model's milliseconds per 1,000 characters; None before it is known
 
+PARTIAL = "the deadline came before semantic-svc scored every text"  # how a warning says the ranking is partial
 IN_FLIGHT = 2
 FIRST_BATCH = 4  # texts of the first batch while the model's speed is unknown
 LEAST_BATCH_MS = 150.0  # smaller batches spend more on the round trip than on the model
@@ -45,7 +46,7 @@ class Partial:
         """The warning a partial ranking carries; None when every text was scored."""
         if self.complete:
             return None
-        return (f"the deadline came before semantic-svc scored every text: ranked with {self.scored} of "
+        return (f"{PARTIAL}: ranked with {self.scored} of "
                 f"{len(self.scores)} scored, the rest kept their unscored order")
 
 

@@ -31,6 +31,7 @@ from agent.retrieve import retrieve_candidates
 from agent.search_context import SearchContext
 from agent.sources import source
 
+SEARXNG_ORDER = "results keep SearXNG's order"  # how a warning says that nothing could be scored
 Scores = tuple[float, ...]
 # the candidate pool of a ranked mode: (query, context, pool size, ranked source) → the outcome so far and the
 # ranked source's candidates, best first
@@ -209,7 +210,7 @@ def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, cand
     """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
     metrics.degraded("searxng_order")
     judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
-    return _finish(outcome.warned(f"{cause}: results keep SearXNG's order"), query, ranked, judged, judged, ctx,
+    return _finish(outcome.warned(f"{cause}: {SEARXNG_ORDER}"), query, ranked, judged, judged, ctx,
                    margin)
 
 

@@ -41,8 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     for problem in check_consistency(queries, qrels):
         print(f"warning: {problem}", file=sys.stderr)
     if args.command == "offline":
+        from offline_web.load import busy_loops
+
         needs_models = any(m.strip() not in ("keyword", "raw_searxng") for m in args.modes.split(","))
-        with _offline_stack(args.sites, needs_models) as (agent_url, searx_url):
+        with _offline_stack(args.sites, needs_models) as (agent_url, searx_url), busy_loops(args.busy):
             return _run(args, queries, qrels, agent_url, searx_url)
     return _run(args, queries, qrels, args.agent, args.searx)
 
@@ -64,7 +66,7 @@ def _run(args: argparse.Namespace, queries: list[Query], qrels: dict, agent_url:
         "unanswerable_queries": sum(q.unanswerable for q in queries), "modes": modes, "k": args.k,
         "limit": args.limit, "agent": agent_url, "searx": searx_url, "baseline": args.baseline,
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.monotonic() - started, 1),
+        "wall_s": round(time.monotonic() - started, 1), "busy_loops": getattr(args, "busy", 0),
     }
     summary = summarize(rows, args.baseline, args.k)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -182,6 +184,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--searx", help="SearXNG base URL, for raw_searxng")
         else:
             command.add_argument("--sites", type=Path, required=True, help="sites file of the offline web")
+            command.add_argument("--busy", type=int, default=0, help="processes spinning a core each beside the "
+                                 "stack while it is evaluated, as other work on a shared host")
     calibrate = sub.add_parser("calibrate", help="distribution of score gaps and the pruning margin they suggest")
     calibrate.add_argument("--queries", type=Path, required=True)
     calibrate.add_argument("--qrels", type=Path, required=True)

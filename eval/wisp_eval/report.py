@@ -8,6 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from agent.anytime import PARTIAL
+from agent.pipeline import SEARXNG_ORDER
 from wisp_eval.metrics import percentile, sign_test
 from wisp_eval.runner import Row
 
@@ -40,6 +42,9 @@ def _summary(mode: str, rows: list[Row], baseline_rows: list[Row], k: int) -> di
         "abstention_on_unanswerable": _mean(unanswerable),
         "abstention_on_answerable": _mean(answerable_queries),
         "errors": sum(r.error is not None for r in rows),
+        # ranked modes under load: answers in SearXNG's order (nothing scored), and ranked from part of the texts
+        "searxng_order": sum(SEARXNG_ORDER in r.warning for r in rows),
+        "partial_ranking": sum(PARTIAL in r.warning for r in rows),
         "latency_ms": _spread(latencies),
         "stages_ms": {stage: _spread(values) for stage, values in sorted(stages.items())},
         "vs_baseline": {
@@ -83,17 +88,20 @@ def markdown(meta: dict[str, Any], summary: list[dict], rows: list[Row], baselin
     lines = [
         f"# Evaluation: {meta['queries_file']}", "",
         f"{meta['queries']} queries ({meta['judged_queries']} judged, {meta['unanswerable_queries']} unanswerable), "
-        f"k = {k}, limit = {meta['limit']}, modes interleaved per query; sign tests against `{baseline}`.", "",
+        f"k = {k}, limit = {meta['limit']}, modes interleaved per query; sign tests against `{baseline}`; "
+        f"{meta.get('busy_loops', 0)} busy loops beside the stack.", "",
         f"| mode | nDCG@{k} | success@{k} | answerable | abstained (unanswerable) | p50 ms | p95 ms "
-        f"| nDCG@{k} vs {baseline} W/L/T (p) | answerable vs {baseline} W/L/T (p) | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| nDCG@{k} vs {baseline} W/L/T (p) | answerable vs {baseline} W/L/T (p) | errors "
+        "| SearXNG order | partial ranking |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summary:
         lines.append(
             f"| {s['mode']} | {_fmt(s[f'ndcg@{k}'])} | {_fmt(s[f'success@{k}'])} | {_fmt(s['answerable'])} "
             f"| {_fmt(s['abstention_on_unanswerable'])} | {_fmt(s['latency_ms']['p50'], 0)} "
             f"| {_fmt(s['latency_ms']['p95'], 0)} | {_versus(s, f'ndcg@{k}', baseline)} "
-            f"| {_versus(s, 'answerable', baseline)} | {s['errors']} |"
+            f"| {_versus(s, 'answerable', baseline)} | {s['errors']} | {s['searxng_order']} "
+            f"| {s['partial_ranking']} |"
         )
     lines += ["", "## Time per stage (from `timings_ms`)", "",
               "| mode | stage | p50 ms | p95 ms |", "|---|---|---|---|"]

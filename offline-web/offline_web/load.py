@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 
-from offline_web.processes import processes
+from offline_web.processes import ending_with_this_process, processes
 
 QUERIES = ["sqlite wal checkpoint", "git rebase interactive", "atomic commit rollback journal",
            "mkdocs theme configuration", "git stash changes", "vacuum database file", "cherry pick a commit"]
@@ -43,3 +47,18 @@ async def mixed_load(agent_url: str, clients: int, seconds: float) -> collection
     async with httpx.AsyncClient(timeout=60) as http:
         await asyncio.gather(*(client(http) for _ in range(clients)))
     return answers
+
+
+@contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """`count` processes spinning a core each while the block runs, as other work on a shared host would; they
+    end with the block, or with this process however it ends."""
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                 preexec_fn=ending_with_this_process())
+                for _ in range(count)]
+    try:
+        yield
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +52,7 @@ class Service:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 self.command, env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=functools.partial(_end_with_parent, os.getpid()) if _PRCTL else None,
+                preexec_fn=ending_with_this_process(),
             )
         try:
             self._wait_ready(timeout_s)
@@ -104,6 +104,11 @@ class Service:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def ending_with_this_process() -> Callable[[], None] | None:
+    """A `preexec_fn` that makes a child end when this process does (None where Linux's prctl is missing)."""
+    return functools.partial(_end_with_parent, os.getpid()) if _PRCTL else None
 
 
 def _end_with_parent(parent: int) -> None:

@@ -1,5 +1,7 @@
 import pytest
 
+from agent.anytime import PARTIAL
+from agent.pipeline import SEARXNG_ORDER
 from wisp_eval.dataset import Query
 from wisp_eval.report import markdown, plot, summarize, write_json
 from wisp_eval.runner import evaluate
@@ -87,3 +89,14 @@ def test_outputs(rows, tmp_path) -> None:
     plot(tmp_path / "p.png", summary, 5)
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert '"rows"' in (tmp_path / "r.json").read_text()
+
+
+def test_ranked_answers_that_fell_back_are_counted() -> None:
+    calls: list[str] = []
+    hybrid = Scripted("hybrid", {
+        "q1": Answer(["good.org/1"], "alpha", warning=f"semantic-svc failed (timeout): {SEARXNG_ORDER}"),
+        "q2": Answer(["good.org/2"], "beta", warning=f"{PARTIAL}: ranked with 3 of 20 scored"),
+        "q3": Answer([], "", abstained=True),
+    }, calls)
+    [summary] = summarize(evaluate(QUERIES, QRELS, [hybrid], k=5), "hybrid", 5)
+    assert (summary["searxng_order"], summary["partial_ranking"]) == (1, 1)

@@ -2,7 +2,9 @@
 
 The texts go to semantic-svc in priority order, in batches sized to the time left by the model's measured speed
 (semantic-svc reports milliseconds per 1,000 characters with every answer), two batches in flight so that the
-model never waits on the network between them. When the next batch cannot finish in time it is not sent, and a
+model never waits on the network between them. When everything fits in half the time left it goes in one call:
+a cross-encoder scores each pair alone, but the offline reranker normalizes its scores over the texts of a call,
+so on a machine with time to spare the ranking is the one the whole set gets. When the next batch cannot finish in time it is not sent, and a
 batch still out at the deadline is abandoned (semantic-svc gives no model time to a request its caller left).
 Whatever was scored by then is the ranking's evidence; the rest keeps the place its mode gives unscored texts.
 """
@@ -104,6 +106,9 @@ class _Planner:
         first_ms = self._costs[self._sent] * ms_per_kchar / 1000
         if first_ms > room_ms and self._sent:
             return None  # it would not come back in time: leave the model to work that can
+        rest_ms = sum(self._costs[self._sent:]) * ms_per_kchar / 1000
+        if rest_ms <= room_ms / 2:  # all of it, with time to spare: one call, as a model ranking a set expects
+            return self._send(len(self._costs) - self._sent, rest_ms)
         target_ms = min(max(room_ms / 3, LEAST_BATCH_MS), MOST_BATCH_MS)
         count, total_ms = 0, 0.0
         for cost in self._costs[self._sent:]:

@@ -43,12 +43,18 @@ def scored(model: SlowModel, until: float, texts: list[str] = TEXTS):
     return asyncio.run(score_in_time(texts, model.score, until, model.pace, clock=model.clock))
 
 
-def test_a_model_fast_enough_scores_everything_in_few_batches() -> None:
-    model = SlowModel(ms_per_kchar=10)  # 200 ms for all twenty
+def test_a_model_fast_enough_scores_everything_in_one_call() -> None:
+    model = SlowModel(ms_per_kchar=10)  # 200 ms for all twenty: the set goes as one call, as it would unhurried
     partial = scored(model, until=8.0)
     assert partial.complete and partial.note() is None
     assert list(partial.scores) == [float(k) for k in range(20, 0, -1)]
-    assert len(model.batches) <= 2
+    assert model.batches == [TEXTS]
+
+
+def test_a_model_that_needs_more_than_half_the_time_left_gets_batches() -> None:
+    model = SlowModel(ms_per_kchar=250)  # 5 s for all twenty, against 8 s
+    partial = scored(model, until=8.0)
+    assert partial.complete and len(model.batches) > 1
 
 
 def test_a_slow_model_gives_the_best_texts_scored_by_the_deadline_and_says_how_many() -> None:

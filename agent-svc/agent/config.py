@@ -62,11 +62,9 @@ class Settings(BaseSettings):
         default_factory=lambda: dict(FITTED_WEIGHTS),
         description="semantic mode: the weight of each page feature in fusion")
     hybrid_margin: float = Field(2.2, ge=0, description="hybrid mode: keep passages within this score of the top")
-    # rrf, not the linear fit: the fit did not carry over to new queries, and on the dev set equal rank fusion
-    # held up in 4 of 5 query categories where the fitted weights lost 2 of them to SearXNG's order
-    hybrid_fusion: str = Field("rrf", description="hybrid mode: the final order's fusion (rrf, linear)")
+    hybrid_fusion: str = Field("linear", description="hybrid mode: the final order's fusion (rrf, linear)")
     hybrid_fusion_weights: dict[str, float] = Field(
-        default_factory=lambda: {"score": 0.5},
+        default_factory=lambda: dict(FITTED_WEIGHTS),
         description="hybrid mode: the weight of each page feature in fusion")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
                            "reranker scores (every candidate's best chunk first; snippets on top)")

@@ -4,8 +4,9 @@ The texts go to semantic-svc in priority order, in batches sized to the time lef
 (semantic-svc reports milliseconds per 1,000 characters with every answer), two batches in flight so that the
 model never waits on the network between them. When everything fits in half the time left it goes in one
 call: a cross-encoder scores each pair alone, but the offline reranker normalizes its scores over the texts of
-a call, so on a machine with time to spare the ranking is the one the whole set gets. When the next batch cannot finish in time it is not sent, and a
-batch still out at the deadline is abandoned (semantic-svc gives no model time to a request its caller left).
+a call, so on a machine with time to spare the ranking is the one the whole set gets. When the next batch
+cannot finish in time it is not sent, and a batch still out at the deadline is abandoned (semantic-svc gives no
+model time to a request its caller left).
 Whatever was scored by then is the ranking's evidence; the rest keeps the place its mode gives unscored texts.
 """
 

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from agent.anytime import FIRST_BATCH, score_in_time
+from agent.anytime import MIN_BATCH, score_in_time
 from agent.errors import Degraded
 
 
@@ -74,10 +74,16 @@ def test_no_batch_is_sent_that_could_not_come_back_in_time() -> None:
     assert sum(map(len, model.batches)) == partial.scored  # the model never worked on a text it could not return
 
 
-def test_before_the_speed_is_known_the_first_batches_are_small() -> None:
+def test_before_the_speed_is_known_the_first_batch_is_the_least_worth_a_call() -> None:
     model = SlowModel(ms_per_kchar=10, known=False)
     partial = scored(model, until=8.0)
-    assert partial.complete and len(model.batches[0]) == FIRST_BATCH
+    assert partial.complete and len(model.batches[0]) == MIN_BATCH
+
+
+def test_no_batch_is_smaller_than_worth_a_call_while_texts_remain() -> None:
+    model = SlowModel(ms_per_kchar=300)  # 6 s for all twenty, against 8 s: batches of what fits half the room
+    scored(model, until=8.0)
+    assert all(len(batch) >= MIN_BATCH for batch in model.batches[:-1])
 
 
 def test_nothing_scored_is_a_degradation_not_a_partial_ranking() -> None:

@@ -2,8 +2,9 @@
 
 Input: a `wisp_eval fit --mode hybrid` JSON (every judged query's candidates with their features, from one
 explain run with a deadline long enough to score them all). For each query, the first m candidates in priority
-order are taken as scored (m = 0 … all; priority: SearXNG's rank, which is the order hybrid fetches in) and the
-rest as unscored; each rule orders them, and nDCG@5 is averaged per share scored. Rules:
+order are taken as scored (m = 0 … all; priority: SearXNG's rank, the order hybrid fetches in; hybrid itself
+scores by each candidate's best BM25 chunk, which the fit's candidates do not record: this models the cut, not
+its exact order) and the rest as unscored; each rule orders them, and nDCG@5 is averaged per share scored. Rules:
 - after (linear | rrf): the scored in that fusion (agent-svc's functions: linear with its default weights,
   z-scored over the scored; rrf with equal weights), then the unscored in SearXNG order
 - interleaved: agent-svc's reciprocal rank fusion of SearXNG's rank (every candidate) and the score's rank
@@ -25,7 +26,7 @@ import statistics
 from pathlib import Path
 
 from agent.config import FITTED_WEIGHTS
-from agent.fusion import RRF_K
+from agent.fusion import merged_lists
 from wisp_eval.fit import Candidate, Judged, linear_order, load_judged, rrf_order
 from wisp_eval.metrics import ndcg_at_k
 
@@ -41,13 +42,11 @@ def after_rrf(scored: list[Candidate], unscored: list[Candidate]) -> list[Candid
 
 
 def interleaved(scored: list[Candidate], unscored: list[Candidate]) -> list[Candidate]:
-    everyone = scored + unscored
-    by_prior = sorted(everyone, key=lambda c: c.rank)
-    by_score = sorted(scored, key=lambda c: c.features["score"], reverse=True)
-    fused = {c.page: 0.5 / (RRF_K + place) for place, c in enumerate(by_prior, 1)}
-    for place, c in enumerate(by_score, 1):
-        fused[c.page] += 0.5 / (RRF_K + place)
-    return [c for c in sorted(everyone, key=lambda c: fused[c.page], reverse=True) if c not in scored or c.kept]
+    by_page = {c.page: c for c in scored + unscored}
+    by_prior = [c.page for c in sorted(by_page.values(), key=lambda c: c.rank)]
+    by_score = [c.page for c in sorted(scored, key=lambda c: c.features["score"], reverse=True)]
+    return [by_page[p] for p in merged_lists([by_prior, by_score], [0.5, 0.5])
+            if by_page[p] not in scored or by_page[p].kept]
 
 
 def dropped(scored: list[Candidate], unscored: list[Candidate]) -> list[Candidate]:

@@ -48,8 +48,9 @@ async def measure(pid: int, agent_url: str, clients: int, seconds: float, after_
     ended = sample()
     settled_s = None
     while time.monotonic() - began - ended["t_s"] < after_s:
-        if settled_s is None and sample()["workers"] <= workers:
-            settled_s = round(samples[-1]["t_s"] - ended["t_s"], 1)
+        now = sample()
+        if settled_s is None and now["workers"] <= workers:
+            settled_s = round(now["t_s"] - ended["t_s"], 1)
         await asyncio.sleep(1)
     return {"answers": dict(answers), "peak_workers": max(s["workers"] for s in samples),
             "workers_at_end_of_load": ended["workers"], "settled_after_s": settled_s,

@@ -53,8 +53,7 @@ class Partial:
         """The warning a partial ranking carries; None when every text was scored."""
         if self.complete:
             return None
-        return (f"{PARTIAL}: ranked with {self.scored} of "
-                f"{len(self.scores)} scored, the rest kept their unscored order")
+        return f"{PARTIAL}: ranked with {self.scored} of {len(self.scores)} texts scored"
 
 
 async def score_in_time(texts: Sequence[str], score: ScoreBatch, until: float, pace: Pace, extra_chars: int = 0,

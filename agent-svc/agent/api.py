@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     yield
             finally:
                 checking.cancel()
+                await asyncio.gather(checking, return_exceptions=True)
                 await crawls.stop()
                 await services.ingest.stop()
                 store.close()

@@ -49,7 +49,8 @@ class SemanticClient:
         """semantic-svc's /models: which models run, their measured speed per kind, and its warnings; the speeds
         become this client's pace until an answer reports newer ones."""
         body = _mapping(await self._request("GET", "/models", None, None), "/models")
-        for kind, speed in (body.get("speed") or {}).items() if isinstance(body.get("speed"), dict) else ():
+        speeds = body.get("speed")
+        for kind, speed in speeds.items() if isinstance(speeds, dict) else ():
             if kind not in self._ms_per_kchar and isinstance(speed, dict):
                 self._learn_pace({**speed, "kind": kind})
         return body

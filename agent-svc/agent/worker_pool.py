@@ -57,23 +57,32 @@ class WorkerPool:
 
     def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None) -> None:
         self._size, self._max_rss_mb, self._warm = workers, max_rss_mb, warm
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        # a worker ready for a task, or why one could not start (so that a caller waiting for it hears at once)
+        self._idle: asyncio.Queue[_Worker | WorkerDied] = asyncio.Queue()
         self._places = 0  # workers idle, busy, starting, or killed and not yet reaped
         self._starting: set[asyncio.Task] = set()
         self._exiting: set[asyncio.Task] = set()
         self._closed = False
+        self._failed = 0  # starts that failed, for `start` to say so
+        self._waiting = 0  # tasks waiting for a worker
 
     async def start(self) -> None:
         """Start every worker now (and warm it), so that the first searches do not pay for it."""
         self._fill()
         await asyncio.gather(*self._starting)
-        if self._idle.qsize() < self._size:
+        if self._failed:
             raise WorkerDied("the extraction workers could not start (the log says why)")
 
     async def run(self, fn: Callable, *args: object) -> Any:
         """`fn(*args)` in a worker; cancelling this kills the worker. Raises WorkerDied, or what `fn` raised."""
         self._fill()
-        worker = await self._idle.get()
+        self._waiting += 1
+        try:
+            worker = await self._idle.get()
+        finally:
+            self._waiting -= 1
+        if isinstance(worker, WorkerDied):
+            raise worker
         try:
             result = await worker.call(fn, args)
         except WorkerDied:
@@ -92,7 +101,8 @@ class WorkerPool:
         """Stop every worker and wait until each has exited (workers busy now stop when they answer)."""
         self._closed = True
         while not self._idle.empty():
-            self._stop(self._idle.get_nowait())
+            if isinstance(worker := self._idle.get_nowait(), _Worker):
+                self._stop(worker)
         for starting in self._starting:
             starting.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
@@ -123,7 +133,7 @@ class WorkerPool:
             await worker.process.communicate()  # and then `wait` never returns
         finally:
             self._places -= 1
-            if refill:
+            if refill or self._waiting:  # a task waiting would otherwise wait for its deadline
                 self._fill()
 
     def _track(self, tasks: set[asyncio.Task], step: Coroutine[Any, Any, None]) -> None:
@@ -138,25 +148,29 @@ class WorkerPool:
                 stdout=asyncio.subprocess.PIPE)
         except BaseException as e:
             self._places -= 1
-            return _unless_cancelled(e)
+            self._failed_to_start(e)
+            return
         worker = _Worker(process)
         try:
             if self._warm is not None:
                 await worker.call(self._warm, ())
         except BaseException as e:
-            self._stop(worker, refill=False)  # a worker that cannot warm up would fail again: the next run retries
-            return _unless_cancelled(e)
+            self._stop(worker, refill=False)  # it would fail again: a task waiting, or the next run, retries
+            self._failed_to_start(e)
+            return
         if self._closed:
             self._stop(worker)
         else:
             self._idle.put_nowait(worker)
 
-
-def _unless_cancelled(e: BaseException) -> None:
-    """A worker that failed to start is logged, not raised: nobody awaits the task that started it."""
-    if not isinstance(e, Exception):
-        raise e
-    log.error("an extraction worker failed to start: %s", e, exc_info=e)
+    def _failed_to_start(self, e: BaseException) -> None:
+        """Logged, and handed to the task waiting for a worker, not raised: nobody awaits the task that started
+        it (a cancellation is raised: close is stopping it)."""
+        if not isinstance(e, Exception):
+            raise e
+        log.error("an extraction worker failed to start: %s", e, exc_info=e)
+        self._failed += 1
+        self._idle.put_nowait(WorkerDied(f"an extraction worker failed to start ({type(e).__name__}: {e})"))
 
 
 async def read_frame(stream: asyncio.StreamReader) -> bytes:

@@ -65,7 +65,7 @@ def test_a_slow_model_gives_the_best_texts_scored_by_the_deadline_and_says_how_m
     assert all(s is not None for s in partial.scores[: partial.scored])
     assert all(s is None for s in partial.scores[partial.scored:])
     assert partial.scored >= 6  # batches planned to fit: at most one batch's work is lost to the deadline
-    assert f"ranked with {partial.scored} of 20 scored" in partial.note()
+    assert f"ranked with {partial.scored} of 20 texts scored" in partial.note()
 
 
 def test_no_batch_is_sent_that_could_not_come_back_in_time() -> None:

@@ -239,3 +239,9 @@ def test_the_cpu_llm_is_sized_for_the_rich_deadline() -> None:
     """docs/hardware.md: a 4B model's prompt and answer take longer than RICH_DEADLINE_S on 4 CPU cores."""
     command = SERVICES["llm"]["command"]
     assert re.search(r"-(270m|1b)-", by_default(command[command.index("-hf") + 1]))
+
+
+def test_both_services_hold_one_pipeline_deadline() -> None:
+    services = COMPOSE["services"]
+    deadlines = {name: services[name]["environment"]["PIPELINE_DEADLINE_S"] for name in ("agent-svc", "semantic-svc")}
+    assert set(deadlines.values()) == {"${PIPELINE_DEADLINE_S:-8}"}

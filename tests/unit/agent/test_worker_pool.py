@@ -21,7 +21,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-async def gone(pid: int, within_s: float = 5) -> bool:
+async def gone(pid: int, within_s: float = 20) -> bool:
+    """Whether the process ends within `within_s`: a bound for a hang, loose enough for a loaded machine."""
     deadline = time.monotonic() + within_s
     while alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
@@ -56,11 +57,10 @@ def test_a_task_given_up_on_kills_its_worker_at_once() -> None:
     async def main() -> None:
         pool = WorkerPool(1)
         pid = await pool.run(os.getpid)
-        started = time.monotonic()
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(0.2):
                 await pool.run(time.sleep, 30)
-        assert time.monotonic() - started < 2 and await gone(pid)
+        assert await gone(pid)  # within 20 s: a worker left to finish its task would live 30
         assert await pool.run(os.getpid) not in (pid, os.getpid())  # a fresh worker took its place
         await pool.close()
 
@@ -111,22 +111,28 @@ def test_started_workers_are_warm_and_run_tasks_side_by_side() -> None:
     async def main() -> None:
         pool = WorkerPool(2, warm=time.time)
         await pool.start()
-        started = time.monotonic()
-        await asyncio.gather(pool.run(time.sleep, 0.5), pool.run(time.sleep, 0.5))
-        assert time.monotonic() - started < 0.9
+        # each reports its process and when its 2 s nap began and ended: the naps overlap, on any machine
+        nap = ("(__import__('os').getpid(), __import__('time').time(), __import__('time').sleep(2), "
+               "__import__('time').time())")
+        (first, began_1, _, ended_1), (second, began_2, _, ended_2) = await asyncio.gather(
+            pool.run(eval, nap), pool.run(eval, nap))
+        assert first != second and max(began_1, began_2) < min(ended_1, ended_2)
         await pool.close()
 
     asyncio.run(main())
 
 
 def children() -> int:
-    """This process's children, zombies included: a killed worker not yet reaped still holds its place."""
+    """This process's extraction workers, zombies included: a killed worker not yet reaped still holds its place.
+    (Only workers: in a whole run, the integration tests' services are this process's children too.)"""
     count = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            count += int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
-        except (OSError, IndexError):
+            state, parent = (proc / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            command = (proc / "cmdline").read_bytes()
+        except (OSError, ValueError):
             continue  # it ended while we looked
+        count += int(parent) == os.getpid() and (state == "Z" or b"agent.worker" in command)
     return count
 
 

@@ -116,7 +116,8 @@ def test_organic_ingest_indexes_the_pages_ranked_searches_fetch(stack: OfflineSt
         pages = {row["url"] for row in fetched["explain"] if row["fetch"] == "ok"}
         # wait for the ingest to drain, however slow a loaded machine embeds (the bound only stops a hang)
         deadline = time.monotonic() + 600
-        while (stats := httpx.get(agent.url + "/v2/index/stats").json())["ingesting"]:
+        # a generous read timeout too: semantic-svc answers stats slowly while a loaded machine indexes
+        while (stats := httpx.get(agent.url + "/v2/index/stats", timeout=120).json())["ingesting"]:
             assert time.monotonic() < deadline, f"organic ingest still busy after 600 s: {stats}"
             time.sleep(0.5)
         assert stats["documents"] == len(pages)

@@ -90,7 +90,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, offline_search_stack(args.sites, Path(tmp)) as stack, \
             ExitStack() as running:
         def agent(name: str, env: dict[str, str]) -> str:
-            service = uvicorn_service(name, "agent.api:app", Path(tmp), {
+            service = uvicorn_service(name, "agent.app:app", Path(tmp), {
                 "SEARXNG_URL": stack.searx.url, "CRAWL_DB": f"{tmp}/{name}.sqlite", **env})
             return running.enter_context(service).url
 

@@ -40,11 +40,11 @@ from wisp_text.bm25 import bm25_scores, tokenize
 from wisp_text.chunking import Chunk, chunk_text
 from wisp_text.markdown import unescaped
 
-from agent.evidence import snippet_chunk
-from agent.extract import extract
-from agent.fetch import Fetched
-from agent.fusion import rrf
-from agent.modes.hybrid import shortlisted
+from agent.pages.extract import extract
+from agent.pages.fetch import Fetched
+from agent.ranking.evidence import snippet_chunk
+from agent.ranking.fusion import rrf
+from agent.ranking.modes.hybrid import shortlisted
 from wisp_eval.dataset import Query, load_qrels, load_queries
 from wisp_eval.metrics import ndcg_at_k, page_key, sign_test
 
@@ -412,7 +412,7 @@ def order(scores: np.ndarray) -> list[int]:
 
 
 def fused(d: QueryData, scores: np.ndarray) -> list[int]:
-    """agent.fusion.rrf (k=10, equal weights) of SearXNG's rank and the score's."""
+    """agent.ranking.fusion.rrf (k=10, equal weights) of SearXNG's rank and the score's."""
     floor = np.nanmin(scores[np.isfinite(scores)]) - 1 if np.isfinite(scores).any() else 0.0
     safe = np.where(np.isfinite(scores), scores, floor)
     return rrf({"score": safe.tolist(), "prior": prior(d).tolist()}, {"score": 0.5})

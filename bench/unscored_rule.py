@@ -26,7 +26,7 @@ import statistics
 from pathlib import Path
 
 from agent.config import FITTED_WEIGHTS
-from agent.fusion import merged_lists
+from agent.ranking.fusion import merged_lists
 from wisp_eval.fit import Candidate, Judged, linear_order, load_judged, rrf_order
 from wisp_eval.metrics import ndcg_at_k
 

@@ -55,7 +55,7 @@ def main() -> None:
         env = {"SEARXNG_URL": stack.offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                "SEMANTIC_SVC_URL": stack.semantic.url, "VECTOR_FLOOR": str(floor["floor"]),
                "CRAWL_DB": str(Path(tmp) / "floored.sqlite")}
-        with uvicorn_service("agent-floored", "agent.api:app", Path(tmp), env) as agent, \
+        with uvicorn_service("agent-floored", "agent.app:app", Path(tmp), env) as agent, \
                 httpx.Client(timeout=120) as client:
             targets = [AgentMode(mode, agent.url, client, 10) for mode in MODES]
             rows = evaluate(on_topic, qrels, targets, 5)

@@ -2,7 +2,7 @@
 
 Brings up the offline web, Debian searx, semantic-svc and agent-svc on loopback, runs `--clients` clients
 mixing hybrid, semantic and keyword-with-markdown searches for `--seconds`, and counts agent-svc's
-`agent.worker` processes every second during the load and for `--after` seconds after it, with the resident
+`agent.pages.worker` processes every second during the load and for `--after` seconds after it, with the resident
 memory of agent-svc's session. Prints the peak, the count when the load ended, and how long it took to come
 back to EXTRACT_WORKERS; writes JSON.
 
@@ -78,7 +78,7 @@ def main() -> None:
     print(f"\n{args.clients} clients, {args.seconds:g} s of mixed load, deadline {args.deadline:g} s, "
           f"EXTRACT_WORKERS={args.workers}")
     print(f"answers: {result['answers']}")
-    print(f"agent.worker processes: peak {result['peak_workers']}, at the end of the load "
+    print(f"agent.pages.worker processes: peak {result['peak_workers']}, at the end of the load "
           f"{result['workers_at_end_of_load']}, {args.after:g} s later {result['workers_after']} "
           f"(at most {args.workers} after {result['settled_after_s']} s)")
     print(f"agent-svc session MiB: peak {result['peak_agent_mib']}, {args.after:g} s after {result['agent_mib_after']}")

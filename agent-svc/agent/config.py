@@ -8,10 +8,10 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
-from agent.crawl.scope import DEFAULT_JUNK_PATHS
-from agent.features import FEATURES
-from agent.fusion import FUSIONS
-from agent.request_limits import RequestLimits
+from agent.api.body_limits import RequestLimits
+from agent.index.crawl.scope import DEFAULT_JUNK_PATHS
+from agent.ranking.features import FEATURES
+from agent.ranking.fusion import FUSIONS
 
 # `wisp_eval fit` on the 56 answerable dev queries (offline reranker): every fold chose these for hybrid mode,
 # held-out nDCG@5 0.658 against rrf's 0.637; semantic mode's folds disagreed, and these hold for it too
@@ -166,14 +166,16 @@ class Settings(BaseSettings):
     @field_validator("default_retrieval_mode")
     @classmethod
     def _known_mode(cls, name: str) -> str:
-        from agent.modes import MODES  # the registry imports the pipeline, which reads these settings
+        from agent.ranking.modes import MODES  # the registry imports the pipeline, which reads these settings
 
         return _registered(name, MODES, "DEFAULT_RETRIEVAL_MODE", "a retrieval mode")
 
     @field_validator("default_search_type")
     @classmethod
     def _known_search_type(cls, name: str) -> str:
-        from agent.search import SEARCH_TYPES  # the registry imports the search types, which read these settings
+        from agent.search.service import (
+            SEARCH_TYPES,  # the registry imports the search types, which read these settings
+        )
 
         return _registered(name, SEARCH_TYPES, "DEFAULT_SEARCH_TYPE", "a search type")
 

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 from prometheus_client import Counter, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo, current
 
-from agent.timings import StageTimings
+from agent.core.timings import StageTimings
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
 Cause = Literal[

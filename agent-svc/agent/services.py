@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.config import Settings
-from agent.fetch import Fetcher
-from agent.ingest import Ingest
-from agent.llm_client import LLMClient
-from agent.searxng_client import SearxngClient
-from agent.semantic_client import SemanticClient
-from agent.worker_pool import WorkerPool
+from agent.index.ingest import Ingest
+from agent.pages.fetch import Fetcher
+from agent.pages.workers import WorkerPool
+from agent.upstream.llm import LLMClient
+from agent.upstream.searxng import SearxngClient
+from agent.upstream.semantic import SemanticClient
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from functools import partial
 
 import httpx
 
-from agent.features import FEATURES
-from agent.fusion import linear, rrf
+from agent.ranking.features import FEATURES
+from agent.ranking.fusion import linear, rrf
 from wisp_eval.dataset import Query
 from wisp_eval.metrics import ndcg_at_k, page_key
 

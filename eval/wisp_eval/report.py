@@ -8,8 +8,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from agent.anytime import PARTIAL
-from agent.pipeline import SEARXNG_ORDER
+from agent.ranking.anytime import PARTIAL
+from agent.ranking.runner import SEARXNG_ORDER
 from wisp_eval.metrics import percentile, sign_test
 from wisp_eval.runner import Row
 

@@ -23,8 +23,8 @@ SEARCHES = [{"retrieval_mode": "hybrid", "limit": 5}, {"retrieval_mode": "semant
 
 
 def extraction_workers(agent_pid: int) -> int:
-    """How many live `agent.worker` processes agent-svc (`agent_pid`) has."""
-    return sum(p.ppid == agent_pid and "-m agent.worker" in p.cmdline for p in processes())
+    """How many live `agent.pages.worker` processes agent-svc (`agent_pid`) has."""
+    return sum(p.ppid == agent_pid and "-m agent.pages.worker" in p.cmdline for p in processes())
 
 
 async def mixed_load(agent_url: str, clients: int, seconds: float) -> collections.Counter[str]:

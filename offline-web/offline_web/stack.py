@@ -62,7 +62,7 @@ def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0, sea
 
 def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], port: int | None = None,
                     ready_path: str = "/healthz") -> Service:
-    """An ASGI app served by uvicorn on loopback, as in production (`uvicorn agent.api:app`); started means
+    """An ASGI app served by uvicorn on loopback, as in production (`uvicorn agent.app:app`); started means
     `ready_path` answers 200."""
     port = port or free_port()
     command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
@@ -92,7 +92,7 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, wit
         if with_llm:
             llm = running.enter_context(llm_service(workdir).started(timeout_s=120))
             env["LLM_BASE_URL"] = f"{llm.url}/v1"
-        agent = running.enter_context(uvicorn_service("agent-svc", "agent.api:app", workdir,
+        agent = running.enter_context(uvicorn_service("agent-svc", "agent.app:app", workdir,
                                                       {**env, **(agent_env or {})}, agent_port))
         yield WispStack(offline, agent, semantic, llm)
 
@@ -111,7 +111,7 @@ def local_stack(workdir: Path, searxng_url: str = "", agent_port: int | None = N
         semantic = running.enter_context(uvicorn_service("semantic-svc", "semantic.api:app", workdir, {},
                                                          semantic_port, ready_path="/readyz").started(timeout_s=300))
         agent = running.enter_context(uvicorn_service(
-            "agent-svc", "agent.api:app", workdir, {"SEARXNG_URL": searxng_url, "SEMANTIC_SVC_URL": semantic.url},
+            "agent-svc", "agent.app:app", workdir, {"SEARXNG_URL": searxng_url, "SEMANTIC_SVC_URL": semantic.url},
             agent_port))
         yield LocalStack(searxng_url, searx, semantic, agent)
 

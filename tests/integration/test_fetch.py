@@ -8,9 +8,9 @@ import time
 import httpx
 import pytest
 
-from agent.extract import extract
-from agent.fetch import Fetched, Fetcher, FetchPolicy
-from agent.ssrf import Allowlist
+from agent.pages.extract import extract
+from agent.pages.fetch import Fetched, Fetcher, FetchPolicy
+from agent.pages.ssrf import Allowlist
 from offline_web.stack import OfflineStack
 
 

@@ -47,13 +47,13 @@ def test_the_readme_install_of_agent_svc_works_in_a_fresh_venv(tmp_path: Path) -
     assert installed.returncode == 0, f"{pip}{shlex.join(command)} failed:\n{installed.stdout}{installed.stderr}"
 
     # outside the repository, so that nothing is imported from the working tree by accident
-    imported = subprocess.run([python, "-c", "import agent.api, agent; print(agent.__file__)"], cwd=tmp_path,
+    imported = subprocess.run([python, "-c", "import agent.app, agent; print(agent.__file__)"], cwd=tmp_path,
                               env=clean, capture_output=True, text=True)
-    assert imported.returncode == 0, f"{pip}import agent.api failed:\n{imported.stderr}"
+    assert imported.returncode == 0, f"{pip}import agent.app failed:\n{imported.stderr}"
     assert imported.stdout.strip() == str(ROOT / "agent-svc" / "agent" / "__init__.py")
 
     port = free_port()
-    service = Service("agent-svc-clean-venv", [str(venv / "bin" / "uvicorn"), "agent.api:app", "--host",
+    service = Service("agent-svc-clean-venv", [str(venv / "bin" / "uvicorn"), "agent.app:app", "--host",
                                                "127.0.0.1", "--port", str(port)],
                       f"http://127.0.0.1:{port}", tmp_path / "agent.log", cwd=tmp_path,
                       env={"PYTHONPATH": "", "SEARXNG_URL": f"http://127.0.0.1:{free_port()}",

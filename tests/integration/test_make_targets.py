@@ -102,7 +102,7 @@ def test_make_run_starts_searx_and_the_services_and_sigterm_stops_them_all(launc
                if e["enabled"]}
     assert {"google", "bing", "wikipedia"} <= engines
     members = run.members()
-    assert all(part in commands(members) for part in ("searx.webapp", "semantic.api:app", "agent.api:app"))
+    assert all(part in commands(members) for part in ("searx.webapp", "semantic.api:app", "agent.app:app"))
     assert not stopped(run, members, signal.SIGTERM)
 
 
@@ -117,7 +117,7 @@ def test_make_run_with_a_searxng_url_starts_no_searx_and_dies_with_its_launcher(
         "query": "git rebase", "limit": 2, "scrapeOptions": {"formats": ["markdown"]}}).json()
     assert body["data"]["web"][0]["markdown"]  # agent-svc's extraction workers ran
     members = run.members()
-    assert "searx.webapp" not in commands(members) and "agent.worker" in commands(members)
+    assert "searx.webapp" not in commands(members) and "agent.pages.worker" in commands(members)
     launcher = next(p for p in members if p.ppid == run.process.pid)
     assert "offline_web run" in launcher.cmdline
     assert not stopped(run, members, signal.SIGKILL, pid=launcher.pid)  # nothing could clean up: the kernel did
@@ -135,5 +135,5 @@ def test_make_demo_answers_rich_requests_and_sigterm_leaves_nothing_running(laun
     assert "answer" in rich and not rich["answer"]["abstained"], rich.get("warning")
     members = demo.members()
     assert all(part in commands(members)
-               for part in ("searx.webapp", "semantic.api:app", "agent.api:app", "offline_web.llm"))
+               for part in ("searx.webapp", "semantic.api:app", "agent.app:app", "offline_web.llm"))
     assert not stopped(demo, members, signal.SIGTERM)

@@ -29,7 +29,7 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         assert service.process is not None
         members = family(service.process.pid)
         commands = [p.cmdline for p in members]
-        assert sum("-m agent.worker" in c for c in commands) == 2  # EXTRACT_WORKERS' default
+        assert sum("-m agent.pages.worker" in c for c in commands) == 2  # EXTRACT_WORKERS' default
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
         assert not wait_gone(members)

@@ -15,8 +15,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.modes import MODES
-from agent.sources import SOURCES
+from agent.core.sources import SOURCES
+from agent.ranking.modes import MODES
 
 ORIGIN = "wisp-mcp"
 Format = Literal["markdown", "html", "rawHtml", "links", "summary", "json", "query"]

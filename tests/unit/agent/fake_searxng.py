@@ -12,13 +12,13 @@ import httpx
 from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
-from agent.fetch import Fetched, Fetcher, FetchPolicy
-from agent.ingest import Ingest
-from agent.llm_client import LLMClient
-from agent.searxng_client import SearxngClient
-from agent.semantic_client import SemanticClient
+from agent.index.ingest import Ingest
+from agent.pages.fetch import Fetched, Fetcher, FetchPolicy
+from agent.pages.ssrf import Allowlist
 from agent.services import Services
-from agent.ssrf import Allowlist
+from agent.upstream.llm import LLMClient
+from agent.upstream.searxng import SearxngClient
+from agent.upstream.semantic import SemanticClient
 
 
 class InlinePool:

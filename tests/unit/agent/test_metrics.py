@@ -12,12 +12,12 @@ from prometheus_client import REGISTRY
 from wisp_obs.requests import RequestInfo
 
 from agent import metrics
-from agent.fetch import Fetcher, FetchPolicy
-from agent.query import SearchQuery
-from agent.search import run_search
-from agent.searxng_client import SearxngClient
-from agent.ssrf import Allowlist
-from agent.timings import StageTimings
+from agent.core.query import SearchQuery
+from agent.core.timings import StageTimings
+from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.ssrf import Allowlist
+from agent.search.service import run_search
+from agent.upstream.searxng import SearxngClient
 
 from .fake_searxng import FakeSearxng, FakeSemantic
 

@@ -1,7 +1,7 @@
 import pytest
 
-from agent.anytime import PARTIAL
-from agent.pipeline import SEARXNG_ORDER
+from agent.ranking.anytime import PARTIAL
+from agent.ranking.runner import SEARXNG_ORDER
 from wisp_eval.dataset import Query
 from wisp_eval.report import markdown, plot, summarize, write_json
 from wisp_eval.runner import evaluate

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from agent.mcp.server import build_server
-from agent.modes import MODES
+from agent.ranking.modes import MODES
 
 Reply = Callable[[httpx.Request], httpx.Response]
 RESULTS = {"success": True, "data": {"web": [

@@ -1,0 +1,99 @@
+"""Stage 5, synthesize (seed 000's stage 4): the packed sources → the LLM's answer with inline [n] citations,
+split into claims (one per sentence) with the numbers each cites.
+
+Numbers follow the packed context (`pack.context_text`: each page numbered once, in packing order), so the
+citations of an answer point at results returned in `data`. A number that points at no source is removed from
+the text; the model says NO_ANSWER when the sources do not answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.ranking.evidence import Passage
+from agent.ranking.pack import context_text, headers
+
+NO_ANSWER = "NO_ANSWER"
+RULES = f"""Answer the question using only the numbered sources.
+Put the number of the source after every sentence, like [1] or [1][2].
+If the sources do not answer the question, reply with {NO_ANSWER} and nothing else.
+Answer in at most five sentences."""
+
+_MARKER = re.compile(r"\s*\[(\d{1,3})\]")
+_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}\])+)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Source:
+    number: int
+    url: str
+    title: str
+    texts: tuple[str, ...]  # its packed passages
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str  # the sentence, without its markers
+    citations: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Draft:
+    text: str  # with the markers that point at sources
+    claims: tuple[Claim, ...]
+    abstained: bool
+
+
+def sources_of(packed: Sequence[Passage]) -> tuple[Source, ...]:
+    """The packed passages grouped by page, numbered as `context_text` numbers them."""
+    by_url: dict[str, list[Passage]] = {}
+    for passage in packed:
+        by_url.setdefault(passage.url, []).append(passage)
+    return tuple(Source(n, url, passages[0].title, tuple(p.text for p in passages))
+                 for n, (url, passages) in enumerate(by_url.items(), 1))
+
+
+def messages(question: str, packed: Sequence[Passage], system_prompt: str | None, rules: str = RULES,
+             after: str = "") -> list[dict[str, str]]:
+    """The chat: the caller's system prompt verbatim, then Wisp's `rules` (which it cannot switch off), then
+    the numbered sources and the question (and `after` it)."""
+    system = f"{system_prompt}\n\n{rules}" if system_prompt else rules
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"Sources:\n\n{context_text(list(packed))}\n\nQuestion: {question}{after}"}]
+
+
+def without_prompt(reply: str, question: str, packed: Sequence[Passage]) -> str:
+    """The reply without the lines it copied from its instructions: Wisp's rules, the `Sources:` label, the
+    sources' header lines and the question (a small base model writes its prompt back). Sentences it copied
+    from the sources stay: they cite them, and the claim check judges them like any other."""
+    copied = {line.strip() for line in RULES.splitlines()} | set(headers(list(packed))) | {f"Question: {question}"}
+    lines = (re.sub(r"^\s*Sources:\s*", "", line) for line in reply.splitlines())
+    return "\n".join(line for line in lines if line.strip() and line.strip() not in copied).strip()
+
+
+def draft(reply: str, sources: Sequence[Source]) -> Draft:
+    """The reply as an answer: numbers that point at no source dropped, one claim per sentence."""
+    known = {s.number for s in sources}
+    if reply.strip().upper().startswith(NO_ANSWER) or not reply.strip():
+        return Draft("", (), abstained=True)
+    text = _MARKER.sub(lambda m: f" [{m[1]}]" if int(m[1]) in known else "", reply.replace(NO_ANSWER, "")).strip()
+    claims = tuple(_claim(sentence) for sentence in _sentences(text))
+    return Draft(text, tuple(c for c in claims if c.text), abstained=False)
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences (and lines)."""
+    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, each with its markers: a marker after a full stop (`… value. [2]`) belongs to that sentence."""
+    return sentences(_MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text))
+
+
+def _claim(sentence: str) -> Claim:
+    numbers = tuple(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
+    return Claim(re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", sentence)).strip(), numbers)

@@ -1,0 +1,172 @@
+"""API keys and the gate in front of every route.
+
+Without API_KEYS or API_KEYS_FILE agent-svc is open, as for local use. With them, every route but health needs
+`Authorization: Bearer <key>`, else a 401 in Firecrawl's envelope and wording. The gate also names the client
+the limits count (the key, or the caller's address when keyless) and applies RATE_LIMIT_PER_MIN (limits.py).
+Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter
+from agent.api.firecrawl import error_body
+from agent.config import Settings
+from agent.errors import Unauthorized, WispError
+
+log = logging.getLogger("agent")
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+# an MCP session's messages are not counted: the tool calls among them reach /v2 in-process, and are counted there
+UNCOUNTED_PATHS = frozenset({"/mcp", "/mcp/"})
+MIN_KEY_CHARS = 16
+_KEY = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an HTTP header carries unchanged
+# Firecrawl's wording (controllers/auth.ts)
+NO_HEADER = Unauthorized("Unauthorized")
+NO_TOKEN = Unauthorized("Unauthorized: Token missing")
+WRONG_TOKEN = Unauthorized("Unauthorized: Invalid token")
+
+
+def parse_keys(inline: str, file_text: str = "") -> list[str]:
+    """The keys of API_KEYS (comma-separated) and of the file's text (one a line, `#` comments); a ValueError
+    naming where a key is too short or holds a character a header cannot carry (never the key itself)."""
+    found = [(f"API_KEYS item {n}", key.strip()) for n, key in enumerate(inline.split(","), 1)]
+    found += [(f"API_KEYS_FILE line {n}", line.strip()) for n, line in enumerate(file_text.splitlines(), 1)
+              if not line.lstrip().startswith("#")]
+    keys = []
+    for where, key in found:
+        if not key:
+            continue
+        if len(key) < MIN_KEY_CHARS or not _KEY.fullmatch(key):
+            raise ValueError(f"{where} is not a usable API key: it needs {MIN_KEY_CHARS} or more visible ASCII "
+                             "characters and no spaces (python -c 'import secrets; print(secrets.token_urlsafe(32))' "
+                             "makes one)")
+        keys.append(key)
+    return keys
+
+
+def key_id(key: str) -> str:
+    """A short name of a key for the log: a hash of its own, not the digest compared."""
+    return hashlib.sha256(b"wisp key id\0" + key.encode()).hexdigest()[:8]
+
+
+class KeyRing:
+    """The accepted keys, checked in constant time."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._keys = [(hashlib.sha256(key.encode()).digest(), f"key:{key_id(key)}") for key in dict.fromkeys(keys)]
+
+    def ids(self) -> list[str]:
+        return [client for _, client in self._keys]
+
+    def identify(self, token: bytes) -> str | None:
+        """The client a token is the key of, or None. Digests have one length whatever the token's, and every
+        key is compared (no early exit), so the time taken tells nothing of the keys."""
+        digest = hashlib.sha256(token).digest()
+        found = None
+        for candidate, client in self._keys:
+            if hmac.compare_digest(digest, candidate):
+                found = client
+        return found
+
+    def check(self, authorization: bytes | None) -> str | Unauthorized:
+        """The client an Authorization header value names, or the 401 to answer."""
+        if authorization is None:
+            return NO_HEADER
+        scheme, _, token = authorization.strip().partition(b" ")
+        token = token.strip()
+        if scheme.lower() != b"bearer" or not token:
+            return NO_TOKEN
+        return self.identify(token) or WRONG_TOKEN
+
+
+class Gate:
+    """Pure ASGI middleware: the key, then the per-minute limit on POSTs (the requests that start work; reads
+    such as an SDK polling a crawl are not counted). It puts the client in the scope for the cost cap and frees
+    the request's costly slots once the response has been sent, or the client has gone."""
+
+    def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: RateLimiter | None) -> None:
+        self.app = app
+        self.keys = keys
+        self.per_minute = per_minute
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.keys is None:
+            client = f"addr:{scope['client'][0]}" if scope.get("client") else "addr:unknown"
+        else:
+            found = self.keys.check(_header(scope, b"authorization"))
+            if isinstance(found, Unauthorized):
+                await _refuse(send, found)
+                return
+            client = found
+        if self.per_minute is not None and _counted(scope) and (refusal := self.per_minute.hit(client)):
+            await _refuse(send, refusal)
+            return
+        releases: list[Callable[[], None]] = []
+        scope[CLIENT], scope[RELEASES] = client, releases
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            for release in releases:
+                release()
+
+
+def protect(app: FastAPI, settings: Settings) -> None:
+    """Put the gate in front of `app` when keys or limits are set; keyless and unlimited, it adds nothing."""
+    keys = load_keys(settings)
+    per_minute = RateLimiter(settings.rate_limit_per_min) if settings.rate_limit_per_min else None
+    cap = settings.ranked_concurrency_per_key
+    app.state.costly_cap = ConcurrencyCap(cap) if cap else None
+    if keys is not None:
+        log.info("API keys required: %d accepted (%s)", len(keys.ids()), ", ".join(keys.ids()))
+    if keys is not None or per_minute is not None or cap:
+        app.add_middleware(Gate, keys=keys, per_minute=per_minute)
+
+
+def load_keys(settings: Settings) -> KeyRing | None:
+    """The keys of API_KEYS and API_KEYS_FILE, or None when neither is set."""
+    file_text = ""
+    if settings.api_keys_file:
+        try:
+            file_text = Path(settings.api_keys_file).read_text()
+        except OSError as e:
+            raise ValueError(f"API_KEYS_FILE {settings.api_keys_file}: {e.strerror}") from None
+    inline = settings.api_keys.get_secret_value()
+    keys = parse_keys(inline, file_text)
+    if not keys and (inline.strip() or settings.api_keys_file):
+        # meant to be closed: an empty key file must not leave agent-svc open
+        raise ValueError("API_KEYS or API_KEYS_FILE is set but names no key")
+    return KeyRing(keys) if keys else None
+
+
+def _counted(scope: Scope) -> bool:
+    """Whether the per-minute limit counts the request: the POSTs that start work."""
+    return scope["method"] == "POST" and scope["path"] not in UNCOUNTED_PATHS
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value
+    return None
+
+
+async def _refuse(send: Send, error: WispError) -> None:
+    body = json.dumps(error_body(error)).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in error.headers().items()]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,59 @@
+"""HTTP routes of Firecrawl's crawl API (v2, and v1's paths): parse, call the manager, shape the reply."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
+from agent.api.firecrawl import read_request
+from agent.index.crawl.manager import Crawls
+from agent.index.crawl.options import CrawlRequest
+
+router = APIRouter()
+
+
+def _crawls(request: Request) -> Crawls:
+    return request.app.state.crawls
+
+
+def _base_url(request: Request) -> str:
+    """Where this API version's crawl routes are, as the client reached them: `url` and `next` point there."""
+    version = request.url.path.lstrip("/").split("/", 1)[0]
+    return f"{str(request.base_url).rstrip('/')}/{version}"
+
+
+@router.post("/v2/crawl")
+@router.post("/v1/crawl")
+async def start_crawl(request: Request) -> JSONResponse:
+    crawls = _crawls(request)
+    options = (await read_request(request, CrawlRequest)).to_options(crawls.services.settings.crawl_max_pages)
+    return JSONResponse(started_body(await crawls.start(options), _base_url(request)))
+
+
+@router.get("/v2/crawl/active")
+@router.get("/v2/crawl/ongoing")
+async def active_crawls(request: Request) -> JSONResponse:
+    return JSONResponse(active_body(await _crawls(request).active()))
+
+
+@router.get("/v2/crawl/{job_id}")
+@router.get("/v1/crawl/{job_id}")
+async def crawl_status(job_id: str, request: Request) -> JSONResponse:
+    skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
+    job, counts, documents = await _crawls(request).status(job_id, skip, limit, MAX_PAGE_BYTES)
+    return JSONResponse(status_body(job, counts, documents, skip, asked, _base_url(request)))
+
+
+@router.delete("/v2/crawl/{job_id}")
+@router.delete("/v1/crawl/{job_id}")
+async def cancel_crawl(job_id: str, request: Request) -> JSONResponse:
+    await _crawls(request).cancel(job_id)
+    return JSONResponse({"status": "cancelled"})
+
+
+@router.get("/v2/crawl/{job_id}/errors")
+@router.get("/v1/crawl/{job_id}/errors")
+async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
+    errors, robots_blocked = await _crawls(request).errors(job_id)
+    return JSONResponse(errors_body(job_id, errors, robots_blocked))

@@ -1,0 +1,165 @@
+"""HTTP routes of agent-svc: parse, call one function, shape the reply. Exposes `app`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from wisp_obs import logs
+from wisp_obs.requests import ObservedRequests, id_header
+
+from agent import metrics
+from agent.api import crawl_routes, index_routes, scrape_routes
+from agent.api.admission import admit_search
+from agent.api.auth import protect
+from agent.api.body_limits import BodyLimit
+from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
+from agent.api.streaming import search_events
+from agent.config import Settings, get_settings
+from agent.core.query import SearchQuery
+from agent.errors import UpstreamError, WispError
+from agent.index.crawl.jobs import JobStore
+from agent.index.crawl.manager import Crawls
+from agent.index.ingest import Ingest
+from agent.mcp.server import mounted as mcp_mounted
+from agent.pages.extract import warm_up
+from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.ssrf import Allowlist
+from agent.pages.workers import WorkerPool
+from agent.search.service import prepared, run_search
+from agent.services import Services
+from agent.upstream.llm import LLMClient
+from agent.upstream.model_check import log_model_costs
+from agent.upstream.searxng import SearxngClient
+from agent.upstream.semantic import SemanticClient
+
+log = logging.getLogger("agent")
+EVENT_STREAM = "text/event-stream"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    logs.configure(settings.log_level, settings.log_format)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # page fetches get their own client: no proxy from the environment, no automatic redirects (each hop
+        # passes the SSRF guard), and a timeout no longer than the pipeline's deadline
+        fetch_timeout = httpx.Timeout(settings.pipeline_deadline_s, connect=min(3.0, settings.pipeline_deadline_s))
+        async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http, \
+                httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
+                                  limits=httpx.Limits(max_connections=32)) as fetch_http:
+            searxng = SearxngClient(settings.searxng_url, http, settings.searxng_timeout_s,
+                                    settings.searxng_config_ttl_s, settings.engine_health_window_s)
+            policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
+                                 settings.fetch_max_redirects, settings.fetch_user_agent)
+            pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
+            await pool.start()
+            semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
+                                      settings.index_collection)
+            app.state.services = services = Services(
+                settings, searxng, semantic, Fetcher(fetch_http, policy), pool,
+                LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
+                          settings.llm_system_role),
+                Ingest(semantic, settings))
+            store = JobStore(settings.crawl_db)
+            app.state.crawls = crawls = Crawls(services, store)
+            await crawls.resume()
+            checking = asyncio.create_task(log_model_costs(semantic))
+            try:
+                async with mcp.session_manager.run():
+                    yield
+            finally:
+                checking.cancel()
+                await asyncio.gather(checking, return_exceptions=True)
+                await crawls.stop()
+                await services.ingest.stop()
+                store.close()
+                await pool.close()
+
+    app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
+    mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    app.router.routes.extend(mcp_routes)
+
+    @app.post("/v2/search")
+    async def search_v2(request: Request) -> Response:
+        query = await _admitted_query(request, V2SearchRequest)
+        if query.stream:
+            return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
+        outcome, ctx = await run_search(query, request.app.state.services)
+        return JSONResponse(v2_response(outcome, query, ctx.timings))
+
+    @app.post("/v1/search")
+    async def search_v1(request: Request) -> JSONResponse:
+        query = await _admitted_query(request, V1SearchRequest)
+        outcome, _ = await run_search(query, request.app.state.services)
+        return JSONResponse(v1_response(outcome))
+
+    app.include_router(crawl_routes.router)
+    app.include_router(index_routes.router)
+    app.include_router(scrape_routes.router)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz(request: Request) -> JSONResponse:
+        searxng: SearxngClient = request.app.state.services.searxng
+        engines = searxng.health.report()
+        try:
+            await searxng.ping()
+        except UpstreamError as e:
+            return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message,
+                                 "engines": engines}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines})
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    _install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
+    protect(app, settings)  # the key before the body is read
+    # outermost, so that the metrics and the access log count every status, 413s included
+    app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
+    return app
+
+
+async def _admitted_query(request: Request, model: type[V1SearchRequest | V2SearchRequest]) -> SearchQuery:
+    """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
+    query = prepared((await read_request(request, model)).to_query(), request.app.state.services.settings)
+    admit_search(request, query)
+    return query
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(WispError)
+    async def wisp_error(_: Request, error: WispError) -> JSONResponse:
+        if error.status >= 500:
+            log.warning("%s: %s", type(error).__name__, error.message)
+        return JSONResponse(error_body(error), status_code=error.status, headers=error.headers())
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        message = f"{request.method} {request.url.path}: {error.detail}"
+        return JSONResponse(error_body(WispError(message)), status_code=error.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
+        # sent outside the middleware, which names every other response
+        return JSONResponse(error_body(WispError(message)), status_code=500, headers=id_header())
+
+
+app = create_app()

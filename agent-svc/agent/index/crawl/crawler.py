@@ -1,0 +1,162 @@
+"""One crawl from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
+
+Each page: robots.txt → its host's turn (politeness) → fetch (the SSRF guard on every hop) → extraction in the
+worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index (ingest.py)
+→ its links within the scope queued one hop deeper. A page that fails is recorded with its error (GET
+/v2/crawl/{id}/errors) and costs only itself; the index failing costs no page either, and the status's
+warning says how many were not indexed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from agent.errors import Degraded
+from agent.index.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
+from agent.index.crawl.options import CrawlOptions
+from agent.index.crawl.politeness import HostGate
+from agent.index.crawl.robots import RobotsCache
+from agent.index.crawl.scope import Scope, url_key
+from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
+from agent.pages.extract import Extraction, Page, extract_page
+from agent.pages.failures import failure
+from agent.pages.workers import WorkerDied
+from agent.search.documents import SUPPORTED, document
+from agent.services import Services
+
+# the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
+_ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
+                "http": "SCRAPE_HTTP_ERROR"}
+
+
+@dataclass(frozen=True)
+class Crawl:
+    """What one running crawl holds."""
+
+    job: Job
+    services: Services
+    store: JobStore
+    scope: Scope
+    robots: RobotsCache
+    gate: HostGate
+    extract_slots: asyncio.Semaphore  # worker processes crawls may take: searches extract in the same pool
+
+    @property
+    def job_id(self) -> str:
+        return self.job.id
+
+    @property
+    def options(self) -> CrawlOptions:
+        return self.job.options
+
+    def key(self, url: str) -> str:
+        return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
+
+
+async def run_crawl(job: Job, services: Services, store: JobStore, extract_slots: asyncio.Semaphore | None = None
+                    ) -> None:
+    """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
+    completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
+    extraction workers to searches."""
+    settings = services.settings
+    crawl = Crawl(job, services, store, Scope(job.options, settings.crawl_junk_paths),
+                  RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
+                  HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
+    await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
+    if not job.seeded:
+        await _seed(crawl)
+        await store.run(store.mark_seeded, job.id)
+    ends = time.time() + settings.crawl_max_duration_s - (time.time() - job.created)
+    concurrency = min(job.options.max_concurrency or settings.crawl_concurrency, settings.crawl_concurrency)
+    running: set[asyncio.Task] = set()
+    try:
+        while time.time() < ends:
+            if len(running) < concurrency:
+                for page in await store.run(store.take, job.id, concurrency - len(running)):
+                    running.add(asyncio.create_task(_visit(crawl, page)))
+            if not running:
+                break
+            finished, running = await asyncio.wait(running, timeout=max(ends - time.time(), 0),
+                                                   return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                task.result()  # a bug in a visit fails the job (the manager records it), not silently
+    finally:
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+    left = await store.run(store.queued, job.id)
+    note = (f"stopped after CRAWL_MAX_DURATION_S ({settings.crawl_max_duration_s:g} s) with {left} pages not "
+            "visited") if left else None
+    await store.run(store.finish, job.id, COMPLETED, note)
+
+
+async def _seed(crawl: Crawl) -> None:
+    options = crawl.options
+    seeds = [(crawl.key(url), url, 0) for url in options.seeds]
+    await crawl.store.run(crawl.store.add_pages, crawl.job_id, seeds, options.limit)
+    if options.sitemap == "skip" or (options.max_depth == 0 and options.sitemap != "only"):
+        return
+    robots = await crawl.robots.of(options.seed)
+    listed = await sitemap_urls(crawl.services.fetcher, sitemap_candidates(options.seed, robots.sitemaps()),
+                                options.limit * 2, crawl.services.settings.crawl_page_timeout_s)
+    pages = [(crawl.key(url), url, 1) for url in listed if crawl.scope.follows(url) is None]
+    await crawl.store.run(crawl.store.add_pages, crawl.job_id, pages, options.limit)
+
+
+async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
+    store, job_id = crawl.store, crawl.job_id
+    robots = await crawl.robots.of(queued.url)
+    if not crawl.options.ignore_robots and not robots.allows(queued.url):
+        await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
+        return
+    page = await _page(crawl, queued.url, robots.crawl_delay_s())
+    if page.extracted is None:
+        error = page.error or "no text could be extracted"
+        await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(failure(page), "SCRAPE_FAILED"))
+        return
+    await _index(crawl, page)
+    formats = [f for f in crawl.options.formats if f in SUPPORTED]
+    await store.run(store.done, job_id, queued.key,
+                    document(queued.url, page.extracted.title, page.extracted.description, page, formats))
+    if _follows_links(crawl.options, queued.depth):
+        links = [(crawl.key(url), url, queued.depth + 1) for url in page.extracted.links
+                 if crawl.scope.follows(url) is None]
+        await store.run(store.add_pages, job_id, list({k: (k, u, d) for k, u, d in links}.values()),
+                        crawl.options.limit)
+
+
+async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
+    settings = crawl.services.settings
+    delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
+    async with crawl.gate.turn(urlsplit(url).netloc, delay):
+        fetched = await crawl.services.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error)
+    how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
+    # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
+    async with crawl.extract_slots:
+        try:
+            async with asyncio.timeout(settings.crawl_page_timeout_s):
+                return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+        except TimeoutError:
+            return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
+        except WorkerDied as e:
+            return Page(fetched, error=str(e))
+
+
+async def _index(crawl: Crawl, page: Page) -> None:
+    """The page into the vector index; a failure is counted on the job, and the crawl goes on."""
+    try:
+        report = await crawl.services.ingest.page(page)
+    except Degraded as e:
+        await crawl.store.run(crawl.store.indexed, crawl.job_id, 0, 0, 0, str(e))
+        return
+    await crawl.store.run(crawl.store.indexed, crawl.job_id, len(report.get("indexed") or []),
+                          len(report.get("unchanged") or []), int(report.get("chunks") or 0), None)
+
+
+def _follows_links(options: CrawlOptions, depth: int) -> bool:
+    return options.sitemap != "only" and (options.max_depth is None or depth < options.max_depth)

@@ -1,0 +1,161 @@
+"""Firecrawl's crawl request (contract §4.1) and the options a crawl runs with.
+
+Lenient like the search request (unknown keys accepted and ignored), strict on the types of known keys, with
+explicit limits: path patterns are RE2 (as upstream's, so a pattern cannot backtrack for minutes), at most
+MAX_PATTERNS of at most MAX_PATTERN_CHARS each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import re2
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
+
+from agent.errors import BadRequest
+
+MAX_PATTERNS = 100
+MAX_PATTERN_CHARS = 1000
+MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without following links
+MAX_URL_CHARS = 2048
+# Firecrawl's Document formats (contract §2.1); the ones agent.search.documents.SUPPORTED lacks are named in a warning
+FIRECRAWL_FORMATS = frozenset({
+    "markdown", "html", "rawHtml", "links", "images", "screenshot", "screenshot@fullPage", "summary", "json",
+    "changeTracking", "attributes", "branding", "highlights", "question", "query", "product", "menu", "audio",
+    "video", "rawBase64", "deterministicJson",
+})
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    seeds: tuple[str, ...]
+    limit: int
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    regex_on_full_url: bool = False
+    max_depth: int | None = None  # link hops from a seed; None: no bound
+    entire_domain: bool = False
+    subdomains: bool = False
+    external: bool = False
+    ignore_robots: bool = False
+    sitemap: str = "include"  # include | skip | only
+    ignore_query: bool = False
+    dedupe_similar: bool = True
+    delay_s: float | None = None
+    max_concurrency: int | None = None
+    formats: tuple[str, ...] = ("markdown",)
+    main_only: bool = True
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def seed(self) -> str:
+        return self.seeds[0]
+
+    def as_json(self) -> dict[str, Any]:
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in self.__dict__.items()}
+
+    @classmethod
+    def from_json(cls, stored: dict[str, Any]) -> CrawlOptions:
+        """The options as `as_json` stored them; keys another version of Wisp wrote and this one lacks are
+        dropped (a missing required one raises TypeError)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in stored.items()
+                      if name in known})
+
+
+class _ScrapeOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    formats: list[StrictStr | dict[str, Any]] | None = Field(None, max_length=20)
+    onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
+
+
+class CrawlRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
+    limit: StrictInt | None = Field(None, ge=1)
+    includePaths: list[StrictStr] | None = Field(None, max_length=MAX_PATTERNS)  # noqa: N815
+    excludePaths: list[StrictStr] | None = Field(None, max_length=MAX_PATTERNS)  # noqa: N815
+    regexOnFullURL: StrictBool | None = None  # noqa: N815
+    maxDiscoveryDepth: StrictInt | None = Field(None, ge=0, le=1000)  # noqa: N815
+    crawlEntireDomain: StrictBool | None = None  # noqa: N815
+    allowBackwardLinks: StrictBool | None = None  # noqa: N815 - v1's name of crawlEntireDomain
+    allowSubdomains: StrictBool | None = None  # noqa: N815
+    allowExternalLinks: StrictBool | None = None  # noqa: N815
+    ignoreRobotsTxt: StrictBool | None = None  # noqa: N815
+    sitemap: Literal["include", "skip", "only"] | None = None
+    ignoreSitemap: StrictBool | None = None  # noqa: N815 - v1
+    ignoreQueryParameters: StrictBool | None = None  # noqa: N815
+    deduplicateSimilarURLs: StrictBool | None = None  # noqa: N815
+    delay: StrictFloat | StrictInt | None = Field(None, gt=0, le=60)
+    maxConcurrency: StrictInt | None = Field(None, ge=1, le=100)  # noqa: N815
+    scrapeOptions: _ScrapeOptions | None = None  # noqa: N815
+    webhook: StrictStr | dict[str, Any] | None = None
+    prompt: StrictStr | None = Field(None, max_length=10_000)
+    zeroDataRetention: StrictBool | None = None  # noqa: N815
+    # Wisp's extension: more pages to index as seeds (the CLI's `urls FILE`)
+    urls: list[StrictStr] | None = Field(None, max_length=MAX_SEED_URLS)
+
+    @field_validator("includePaths", "excludePaths")
+    @classmethod
+    def _compiles(cls, patterns: list[str] | None) -> list[str] | None:
+        for pattern in patterns or []:
+            if len(pattern) > MAX_PATTERN_CHARS:
+                raise ValueError(f"a path pattern may have at most {MAX_PATTERN_CHARS} characters")
+            try:
+                re2.compile(pattern)
+            except re2.error as e:
+                raise ValueError(f"invalid regular expression {pattern[:100]!r}: {e}") from None
+        return patterns
+
+    def to_options(self, max_pages: int) -> CrawlOptions:
+        seeds = tuple(dict.fromkeys([self.url, *(self.urls or [])]))
+        for seed in seeds:
+            check_page_url(seed)
+        if self.zeroDataRetention:
+            raise BadRequest("zeroDataRetention is not supported: a crawl's Documents are kept for CRAWL_TTL_S")
+        warnings = []
+        if self.webhook is not None:
+            warnings.append("webhook is not supported: poll GET /v2/crawl/{id}")
+        if self.prompt is not None:
+            warnings.append("prompt is not supported: the crawl used the options given")
+        limit = self.limit or max_pages
+        if limit > max_pages:
+            warnings.append(f"limit {limit} is above CRAWL_MAX_PAGES: crawling at most {max_pages} pages")
+            limit = max_pages
+        scrape = self.scrapeOptions or _ScrapeOptions()
+        formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
+        if unknown := sorted(set(formats) - FIRECRAWL_FORMATS):
+            raise BadRequest(f"unknown scrapeOptions.formats {unknown}")
+        from agent.search.documents import SUPPORTED  # documents needs the settings, which need this package's scope
+
+        if unsupported := sorted(set(formats) - set(SUPPORTED)):
+            warnings.append(f"scrapeOptions.formats {unsupported} are not supported by crawls and were skipped")
+        sitemap = self.sitemap or ("skip" if self.ignoreSitemap else "include")
+        return CrawlOptions(
+            seeds=seeds, limit=limit,
+            include=tuple(self.includePaths or ()), exclude=tuple(self.excludePaths or ()),
+            regex_on_full_url=bool(self.regexOnFullURL), max_depth=self.maxDiscoveryDepth,
+            entire_domain=bool(self.crawlEntireDomain or self.allowBackwardLinks),
+            subdomains=bool(self.allowSubdomains), external=bool(self.allowExternalLinks),
+            ignore_robots=bool(self.ignoreRobotsTxt), sitemap=sitemap,
+            ignore_query=bool(self.ignoreQueryParameters), dedupe_similar=self.deduplicateSimilarURLs is not False,
+            delay_s=self.delay, max_concurrency=self.maxConcurrency, formats=formats,
+            main_only=scrape.onlyMainContent is not False, warnings=tuple(warnings),
+        )
+
+
+def check_page_url(url: str) -> None:
+    """A 400 unless `url` is an absolute http(s) URL of at most MAX_URL_CHARS with a host and a valid port."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port out of range
+    except ValueError as e:
+        raise BadRequest(f"invalid url {url[:200]!r}: {e}") from None
+    if len(url) > MAX_URL_CHARS or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadRequest(f"invalid url {url[:200]!r}: an absolute http(s) URL of at most {MAX_URL_CHARS} "
+                         "characters is required")

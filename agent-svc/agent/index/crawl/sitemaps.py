@@ -1,0 +1,56 @@
+"""Sitemaps: the page URLs a site lists, from the sitemaps robots.txt names or the usual /sitemap.xml.
+
+Read with a regular expression over `<loc>` rather than an XML parser: a sitemap only needs its URLs, and a
+hostile one cannot expand entities. Bounded: at most MAX_SITEMAPS files (a sitemap index is followed one
+level down, and further within the bound), each cut at the fetcher's size cap, at most `limit` URLs in all.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+import zlib
+from urllib.parse import urljoin
+
+from agent.pages.fetch import Fetcher
+
+MAX_SITEMAPS = 20
+MAX_SITEMAP_BYTES = 20_000_000  # decompressed: a .xml.gz may not unpack past this
+_LOC = re.compile(rb"<loc>\s*([^<\s]{1,2048})\s*</loc>", re.IGNORECASE)
+_INDEX = re.compile(rb"<sitemapindex\b", re.IGNORECASE)
+XML_TYPES = ("application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/octet-stream")
+
+
+def sitemap_candidates(seed: str, named: list[str]) -> list[str]:
+    """Where to look: the sitemaps robots.txt names, else /sitemap.xml at the site's root and in the seed's folder."""
+    if named:
+        return named[:MAX_SITEMAPS]
+    return list(dict.fromkeys([urljoin(seed, "/sitemap.xml"), urljoin(seed, "sitemap.xml")]))
+
+
+async def sitemap_urls(fetcher: Fetcher, sitemaps: list[str], limit: int, timeout_s: float) -> list[str]:
+    """The page URLs of these sitemaps (and of the sitemaps an index among them lists), at most `limit`."""
+    pending, seen, pages = list(sitemaps), set(), []
+    while pending and len(seen) < MAX_SITEMAPS and len(pages) < limit:
+        url = pending.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        fetched = await fetcher.fetch_before(url, time.monotonic() + timeout_s, XML_TYPES)
+        body = _unpacked(fetched.body) if fetched.ok else b""
+        locs = [html.unescape(m.decode("utf-8", "replace")) for m in _LOC.findall(body)]
+        if _INDEX.search(body[:2000]):
+            pending += locs
+        else:
+            pages += locs
+    return list(dict.fromkeys(pages))[:limit]
+
+
+def _unpacked(body: bytes) -> bytes:
+    if body[:2] != b"\x1f\x8b":
+        return body
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(body, MAX_SITEMAP_BYTES)
+    except zlib.error:
+        return b""

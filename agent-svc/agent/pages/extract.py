@@ -1,0 +1,197 @@
+"""Stage 3b, extract: a fetched page → its main content as markdown, with title, description, date, language,
+and the chunks ranking scores.
+
+trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
+Plain text passes through, and PDFs give their text through pypdf. `extract_page` is what the extraction
+worker processes run, so chunking happens there too, off the event loop.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from urllib.parse import urljoin, urlsplit
+
+import trafilatura
+from trafilatura.utils import load_html
+from wisp_text.chunking import Chunk, chunk_text
+from wisp_text.markdown import unescaped
+
+from agent.core.dates import parse_iso
+from agent.errors import Degraded
+from agent.pages.fetch import PDF_TYPE, Fetched
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
+_MAX_PDF_PAGES = 50
+
+
+@dataclass(frozen=True)
+class Extracted:
+    url: str
+    markdown: str
+    title: str = ""
+    description: str = ""
+    published: datetime | None = None
+    language: str | None = None
+    raw_html: str = ""
+    html: str | None = None  # cleaned main content, only when asked for
+    links: list[str] = field(default_factory=list)
+    chunks: tuple[Chunk, ...] = ()  # of `markdown`, when ranking asked for them
+
+
+class ExtractionFailed(Degraded):
+    pass
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """How a page was extracted: ranking wants main content in chunks, scrapeOptions may want more."""
+
+    main_only: bool = True
+    document: bool = False  # Firecrawl's other formats (cleaned HTML, raw HTML, links) too
+    chunk_chars: int | None = None  # chunk the text for ranking, at this size
+    # ranking reads no further into a page than this: extraction takes about 1.5 s per MB of HTML, and a 5.8 MB
+    # all-in-one manual held hybrid answers for 8 s (a Document always gets its whole page)
+    max_bytes: int | None = None
+
+    def served_by(self, done: Extraction) -> bool:
+        """Whether a page extracted as `done` serves this: document formats and chunks may come extra."""
+        return (done.main_only == self.main_only and (done.document or not self.document)
+                and (self.chunk_chars is None or done.chunk_chars == self.chunk_chars))
+
+
+@dataclass(frozen=True)
+class Page:
+    """A result's page as one request fetched it: extracted text, or why there is none."""
+
+    fetched: Fetched
+    extracted: Extracted | None = None
+    error: str | None = None
+    extraction: Extraction | None = None  # None: fetched, not extracted yet
+
+    def serves(self, wanted: Extraction) -> bool:
+        """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""
+        return self.extraction is not None and (not self.fetched.ok or wanted.served_by(self.extraction))
+
+
+def extract_page(fetched: Fetched, how: Extraction) -> Page:
+    """The fetched page extracted as asked; never raises: one hostile page fails only itself."""
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error, extraction=how)
+    read = fetched  # the page keeps its whole body: a later extraction for a Document reads all of it
+    if how.max_bytes is not None and not how.document:
+        read = replace(fetched, body=cut(fetched, how.max_bytes))
+    try:
+        extracted = extract(read, how.main_only, how.document)
+    except ExtractionFailed as e:
+        return Page(fetched, error=str(e), extraction=how)
+    except Exception as e:  # trafilatura, lxml or pypdf on a hostile page
+        return Page(fetched, error=f"extraction failed ({type(e).__name__}: {e})", extraction=how)
+    if how.chunk_chars:
+        chunks = chunk_text(unescaped(extracted.markdown), how.chunk_chars, extracted.title)
+        extracted = replace(extracted, chunks=tuple(chunks))
+    return Page(fetched, extracted, extraction=how)
+
+
+def extract(fetched: Fetched, main_only: bool = True, document: bool = False) -> Extracted:
+    """The text of a successful fetch; raises ExtractionFailed when nothing usable comes out.
+
+    `document` adds what Firecrawl's formats return besides markdown and links (cleaned HTML, raw HTML);
+    ranking needs neither, so they are not carried back from the extraction worker for nothing. Links always
+    come back: a crawl follows them.
+    """
+    if _is_pdf(fetched):
+        return Extracted(fetched.final_url, _pdf_text(fetched.body))
+    text = decode(fetched.body, fetched.charset)
+    if fetched.content_type == "text/plain":
+        return Extracted(fetched.final_url, text.strip())
+    return _from_html(fetched.final_url, text, main_only, document)
+
+
+def cut(fetched: Fetched, max_bytes: int) -> bytes:
+    """The first `max_bytes` of an HTML or text body; a PDF whole, since a cut one cannot be read."""
+    return fetched.body if _is_pdf(fetched) else fetched.body[:max_bytes]
+
+
+def _is_pdf(fetched: Fetched) -> bool:
+    return fetched.content_type == PDF_TYPE or fetched.body.startswith(b"%PDF-")
+
+
+def warm_up() -> None:
+    """Import trafilatura and run it once, so that a fresh worker process does not slow the first search."""
+    trafilatura.extract("<html><body><p>" + "Warm-up paragraph. " * 20 + "</p></body></html>")
+
+
+def decode(body: bytes, declared: str | None) -> str:
+    """Bytes → text: the declared charset, else the page's <meta charset>, else UTF-8, bad bytes replaced."""
+    for charset in (declared, _meta_charset(body)):
+        if charset:
+            try:
+                return body.decode(charset, errors="replace")
+            except LookupError:
+                continue
+    return body.decode("utf-8", errors="replace")
+
+
+def _from_html(url: str, page: str, main_only: bool, document: bool) -> Extracted:
+    tree = load_html(page)  # parsed once: links and metadata read it, then extraction (which prunes it)
+    if tree is None:
+        raise ExtractionFailed("the page is not parseable HTML")
+    links = _links(url, tree.xpath("//a/@href"))
+    metadata = trafilatura.extract_metadata(tree, default_url=url)
+    if main_only:
+        markdown = trafilatura.extract(tree, url=url, output_format="markdown", include_formatting=True,
+                                       include_tables=True, include_links=False, favor_recall=True) or ""
+    else:
+        markdown = _whole_text(tree)
+    if not markdown.strip():
+        raise ExtractionFailed("no text could be extracted")
+    cleaned = trafilatura.extract(load_html(page), url=url, output_format="html", include_formatting=True,
+                                  include_tables=True, include_links=True) if document else None
+    return Extracted(
+        url=url, markdown=markdown.strip(),
+        title=(metadata.title if metadata else "") or "",
+        description=(metadata.description if metadata else "") or "",
+        published=parse_iso(metadata.date if metadata else None),
+        language=(metadata.language if metadata else None) or _html_lang(page),
+        raw_html=page if document else "", html=cleaned, links=links,
+    )
+
+
+def _whole_text(tree) -> str:
+    """Every visible text of the page, navigation and footer included (trafilatura's cleaning drops those)."""
+    for element in tree.xpath("//script|//style|//noscript|//template"):
+        element.drop_tree()
+    return trafilatura.html2txt(tree, clean=False) or ""
+
+
+def _pdf_text(body: bytes) -> str:
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = [page.extract_text() or "" for page in reader.pages[:_MAX_PDF_PAGES]]
+    except Exception as e:  # pypdf raises many kinds on broken files; every one means "unreadable"
+        raise ExtractionFailed(f"unreadable PDF: {e}") from None
+    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    if not text:
+        raise ExtractionFailed("the PDF holds no text")
+    return text
+
+
+def _meta_charset(body: bytes) -> str | None:
+    match = _META_CHARSET.search(body[:4096])
+    return match.group(1).decode("ascii") if match else None
+
+
+def _html_lang(page: str) -> str | None:
+    match = re.search(r"<html[^>]*\slang=[\"']?([\w-]+)", page[:4096], re.IGNORECASE)
+    return match.group(1) if match else None
+
+
+def _links(base: str, hrefs: list[str]) -> list[str]:
+    """Absolute http(s) links, without fragments, each once."""
+    links = (urljoin(base, href.strip()).split("#", 1)[0] for href in hrefs)
+    return list(dict.fromkeys(u for u in links if urlsplit(u).scheme in ("http", "https")))

@@ -1,0 +1,163 @@
+"""Stage 3a, fetch: the top candidates' pages, concurrently, within the request's deadline (seed 001).
+
+Every fetch is bounded (size cap, redirect limit, content types) and guarded against SSRF on each hop: the
+host is resolved and checked first, then the connection goes to the checked address, with the host name in the
+Host header and in TLS's SNI. A page still loading at the deadline is abandoned; the caller then uses its
+SearXNG snippet instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from dataclasses import dataclass
+from ipaddress import IPv6Address
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from agent import metrics
+from agent.metrics import FetchOutcome
+from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
+
+TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
+PDF_TYPE = "application/pdf"
+# Content-Encoding → zlib's wbits (0: not compressed); fetches ask for no other, and decode these themselves
+ENCODINGS = {"": 0, "identity": 0, "gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
+             "deflate": zlib.MAX_WBITS}
+_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
+
+
+@dataclass
+class Fetched:
+    """One fetch: the body on success, else `error` (and the HTTP status when there was one)."""
+
+    url: str  # as asked
+    final_url: str
+    status: int | None = None
+    content_type: str = ""
+    body: bytes = b""
+    charset: str | None = None
+    error: str | None = None
+    outcome: FetchOutcome = "ok"  # the error's kind, for metrics
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    allow: Allowlist
+    max_bytes: int
+    max_redirects: int
+    user_agent: str
+
+
+class Fetcher:
+    def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy) -> None:
+        self._http, self._policy = http, policy
+
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+        """Fetch `url` unless `deadline` (time.monotonic()) comes first; never raises. Cancelling the caller
+        cancels the download, so none outlives its request. `types`: content types accepted besides pages."""
+        try:
+            async with asyncio.timeout_at(deadline):  # asyncio's clock is time.monotonic()
+                return await self.fetch(url, types)
+        except TimeoutError:
+            metrics.fetched("timeout")
+            return Fetched(url, url, error="still loading at the deadline", outcome="timeout")
+
+    async def fetch(self, url: str, types: tuple[str, ...] = ()) -> Fetched:
+        """Never raises: whatever goes wrong with one page is that page's error."""
+        fetched = await self._fetch(url, types)
+        metrics.fetched(fetched.outcome)
+        return fetched
+
+    async def _fetch(self, url: str, types: tuple[str, ...]) -> Fetched:
+        current = url
+        try:
+            for _ in range(self._policy.max_redirects + 1):
+                address = await check_url(current, self._policy.allow)
+                outcome = await self._get(current, address, types)
+                if isinstance(outcome, Fetched):
+                    outcome.url, outcome.final_url = url, current
+                    return outcome
+                current = urljoin(current, outcome)  # a redirect: check and follow its target
+            return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects",
+                           outcome="too_many_redirects")
+        except Blocked as e:
+            return Fetched(url, current, error=f"blocked: {e}", outcome="blocked")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
+            return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__,
+                           outcome=_outcome_of(e))
+
+    async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
+        """The page, or the Location of a redirect."""
+        parts = urlsplit(url)
+        host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
+        pinned = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path or "/",
+                             parts.query, ""))
+        headers = {"User-Agent": self._policy.user_agent, "Accept": _ACCEPT, "Accept-Encoding": "gzip, deflate",
+                   "Host": parts.netloc.split("@")[-1]}
+        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+        async with self._http.stream("GET", pinned, headers=headers, extensions=extensions) as response:
+            if response.is_redirect and response.headers.get("location"):
+                return response.headers["location"]
+            content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
+            if response.status_code >= 400:
+                fetched.error, fetched.outcome = f"HTTP {response.status_code}", "http_error"
+            elif content_type and not content_type.startswith(TEXT_TYPES + types) and content_type != PDF_TYPE:
+                fetched.error, fetched.outcome = f"unsupported content type {content_type}", "unsupported_type"
+            else:
+                fetched.body = await self._read_capped(response)
+                if content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
+                    # a cut PDF does not parse
+                    fetched.error, fetched.outcome = f"PDF over {self._policy.max_bytes} bytes", "too_large"
+                fetched.body = fetched.body[: self._policy.max_bytes]
+            return fetched
+
+    async def _read_capped(self, response: httpx.Response) -> bytes:
+        """The body decoded, up to one byte past the cap: decoding stops there, so a compression bomb (200 MB
+        from 200 KB of gzip) costs no more memory or time than a page at the cap."""
+        decoder = _Decoder(response.headers.get("content-encoding", ""))
+        chunks, size, limit = [], 0, self._policy.max_bytes + 1
+        async for raw in response.aiter_raw():
+            chunk = decoder.decode(raw, limit - size)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break  # an HTML page cut at the cap still extracts; the rest is not worth the wait
+        return b"".join(chunks)
+
+
+class _Decoder:
+    """Content-Encoding gzip or deflate (all that fetches accept), decoded at most `limit` bytes at a time."""
+
+    def __init__(self, encoding: str) -> None:
+        encoding = encoding.strip().lower()
+        if encoding not in ENCODINGS:
+            raise ValueError(f"unsupported content encoding {encoding!r}")
+        self._zlib = zlib.decompressobj(ENCODINGS[encoding]) if ENCODINGS[encoding] else None
+
+    def decode(self, data: bytes, limit: int) -> bytes:
+        if self._zlib is None:
+            return data[:limit]
+        try:
+            return self._zlib.decompress(data, limit)
+        except zlib.error:
+            if self._zlib.unused_data or self._zlib.eof:
+                raise
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # "deflate" sent raw, without zlib's header
+            return self._zlib.decompress(data, limit)
+
+
+def _outcome_of(error: Exception) -> FetchOutcome:
+    if isinstance(error, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(error, httpx.ConnectError):
+        return "connect_error"
+    return "error"

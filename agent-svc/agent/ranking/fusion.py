@@ -1,0 +1,65 @@
+"""How a ranked mode's candidates are ordered at the end: its scores combined with SearXNG's order (and, for
+`linear`, other cheap page features), one function per strategy behind one signature.
+
+On the first dev set, cosine alone left pages SearXNG had right behind pages with better snippets, and fusing
+with SearXNG's rank rescued it; rank fusion also caps how far a page SearXNG ranked low can rise, which is what
+`linear` (calibrated blending of z-scored features) does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from statistics import fmean, pstdev
+
+from agent.ranking.features import Columns
+
+RRF_K = 10  # small pools (about 20 candidates): a smaller k than the usual 60 keeps the top ranks decisive
+
+Fusion = Callable[[Columns, Mapping[str, float]], list[int]]
+
+
+def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """Weighted reciprocal rank fusion of SearXNG's order and the score's order. `weights["score"]` and
+    `weights["prior"]` weigh them (only their ratio counts); without `prior`, the score's weight is its share
+    (1: the score alone, 0: SearXNG's order). Other features have no rank to fuse."""
+    weight = weights.get("score", 0.5)
+    scores, prior = columns["score"], columns["prior"]
+    fused = [0.0] * len(scores)
+    for column, share in ((prior, weights.get("prior", 1 - weight)), (scores, weight)):
+        for rank, i in enumerate(_descending(column), 1):
+            fused[i] += share / (RRF_K + rank)
+    return _descending(fused)
+
+
+def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """The weighted sum of the z-scored features named in `weights`, so a clear gap in one can overturn
+    SearXNG's order, where rank fusion only sees that one page beats another."""
+    size = len(columns["score"])
+    fused = [0.0] * size
+    for name, weight in weights.items():
+        for i, value in enumerate(z_scores(columns[name])):
+            fused[i] += weight * value
+    return _descending(fused)
+
+
+def z_scores(values: list[float]) -> list[float]:
+    spread = pstdev(values) if len(values) > 1 else 0.0
+    mean = fmean(values) if values else 0.0
+    return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+
+
+def merged_lists(lists: list[list[str]], weights: list[float], k: int = RRF_K) -> list[str]:
+    """Weighted reciprocal rank fusion of ranked lists of keys (each key once per list): a key in several
+    lists gains from each; ties keep the first list's order."""
+    fused: dict[str, float] = {}
+    for keys, weight in zip(lists, weights, strict=True):
+        for rank, key in enumerate(keys, 1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return sorted(fused, key=lambda key: fused[key], reverse=True)
+
+
+def _descending(values: list[float]) -> list[int]:
+    return sorted(range(len(values)), key=lambda i: values[i], reverse=True)  # stable: ties keep SearXNG's order
+
+
+FUSIONS: dict[str, Fusion] = {"rrf": rrf, "linear": linear}

@@ -1,0 +1,66 @@
+"""hybrid: seed 001's pipeline. Every candidate's evidence (a fetched page's chunks, else its snippet) goes
+through a BM25 shortlist to semantic-svc's reranker. The shortlist gives every candidate its best chunk first,
+so that no page drops out unscored, then fills up with the best remaining chunks; it is scored in that order,
+as much of it as the deadline allows (anytime.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.config import Settings
+from agent.core.context import SearchContext
+from agent.ranking.anytime import score_in_time
+from agent.ranking.candidates import Candidate
+from agent.ranking.evidence import Passage, bm25_order
+from agent.ranking.runner import RankSpec, Scored
+
+
+@dataclass(frozen=True)
+class RerankShortlist:
+    page_chunks: int  # chunks of fetched pages in the shortlist; snippets come on top
+
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> None:
+        return None  # fetch in SearXNG's order
+
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
+        evidence = [(i, p) for i, c in enumerate(candidates) for p in c.evidence()]
+        with ctx.timings.stage("bm25"):
+            shortlist = self._shortlist(query, candidates, evidence)
+        semantic = ctx.services.semantic
+        with ctx.timings.stage("rerank"):
+            partial = await score_in_time([p.scored_text for _, p in shortlist], lambda texts, budget_s:
+                                          semantic.rerank(query, texts, budget_s), ctx.scoring_deadline(),
+                                          lambda: semantic.pace("rerank"), extra_chars=len(query))
+        return Scored.of(len(candidates), shortlist, partial)
+
+    def _shortlist(self, query: str, candidates: Sequence[Candidate], evidence: list[tuple[int, Passage]]
+                   ) -> list[tuple[int, Passage]]:
+        order = bm25_order(query, [p for _, p in evidence])
+        chosen = shortlisted(order, [i for i, _ in evidence], [c.has_content for c in candidates], self.page_chunks)
+        return [evidence[k] for k in chosen]
+
+
+def shortlisted(order: Sequence[int], owner: Sequence[int], has_page: Sequence[bool], page_chunks: int) -> list[int]:
+    """Which pieces of evidence the reranker scores, best first: every candidate's best (first in `order`), in
+    that order, then the next best page chunks until `page_chunks` of them are in. `owner[k]` is the candidate
+    of evidence k."""
+    firsts: dict[int, int] = {}
+    for k in order:
+        firsts.setdefault(owner[k], k)
+    chosen = list(firsts.values())
+    best = set(chosen)
+    taken = sum(has_page[owner[k]] for k in chosen)
+    for k in order:
+        if taken >= page_chunks:
+            break
+        if k not in best:
+            chosen.append(k)
+            taken += 1  # only pages have more than one piece of evidence
+    return chosen
+
+
+def spec(settings: Settings) -> RankSpec:
+    return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
+                    settings.hybrid_fusion, settings.hybrid_fusion_weights)

@@ -1,0 +1,247 @@
+"""The ranked-mode runner, once for every ranked mode: pool → fetch → evidence → score → recency → prune →
+fuse → pack → explain. It owns the flow, the deadlines and every fallback; a mode supplies only a `RankSpec`:
+its pool size, its margin, its fusion, and a `Scorer` (what it scores and how).
+
+Fallbacks, each with a warning (seed 000): the scorer failing on the first pass → SearXNG's order; failing on
+the second → the first pass's snippet scores; a page that failed to load → its snippet; nothing within the
+margin → the best candidate alone survives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from agent import metrics
+from agent.core.context import SearchContext
+from agent.core.outcome import ResultDetail, SearchOutcome
+from agent.core.query import SearchQuery
+from agent.core.sources import source
+from agent.errors import Degraded
+from agent.pages.extract import Extraction
+from agent.pages.loading import failure_warning, fetch_pages
+from agent.ranking.anytime import Partial
+from agent.ranking.candidates import Candidate, candidate_pool
+from agent.ranking.evidence import Passage
+from agent.ranking.features import FEATURES, page_features, prior
+from agent.ranking.fusion import FUSIONS, rrf
+from agent.ranking.pack import context_text, pack
+from agent.ranking.prune import within_margin
+from agent.ranking.recency import RECENCY_NOTE, is_time_sensitive, recency_bonus
+from agent.retrieval.searxng_results import retrieve_candidates
+
+SEARXNG_ORDER = "results keep SearXNG's order"  # how a warning says that nothing could be scored
+Scores = tuple[float, ...]
+# the candidate pool of a ranked mode: (query, context, pool size, ranked source) → the outcome so far and the
+# ranked source's candidates, best first
+Gather = Callable[[SearchQuery, SearchContext, int, str], Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Pass 2's result: each candidate's scored passages, and which candidates the deadline left unscored."""
+
+    passages: tuple[tuple[Passage, ...], ...]  # by candidate; none: not scored
+    cut: frozenset[int] = frozenset()  # candidates whose texts the deadline left unscored, every one of them
+    note: str | None = None  # the warning of a partial ranking
+
+    @classmethod
+    def of(cls, count: int, asked: Sequence[tuple[int, Passage]], partial: Partial) -> Scored:
+        """`count` candidates' passages from the scores of the (candidate, passage) pairs asked for."""
+        scored: list[list[Passage]] = [[] for _ in range(count)]
+        for (i, passage), score in zip(asked, partial.scores, strict=True):
+            if score is not None:
+                scored[i].append(replace(passage, score=score))
+        cut = frozenset(i for i, _ in asked if not scored[i])
+        return cls(tuple(tuple(passages) for passages in scored), cut, partial.note())
+
+
+class Scorer(Protocol):
+    """A ranked mode's scoring strategy."""
+
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores | None:
+        """Pass 1, before fetching: one score per candidate (from its snippet) to choose what to fetch;
+        None to fetch in SearXNG's order. Raises Degraded when it cannot score."""
+        ...
+
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
+        """Pass 2: for each candidate, its passages with their scores, as many as the deadline allows (anytime.py).
+        Every candidate offers its evidence, page or snippet, on one scale. Raises Degraded when it could score
+        nothing."""
+        ...
+
+
+@dataclass(frozen=True)
+class RankSpec:
+    pool: int  # SearXNG candidates ranked
+    margin: float  # keep what lies within this of the best score
+    scorer: Scorer
+    fusion: str = "rrf"  # a name in fusion.FUSIONS
+    weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
+    gather: Gather = candidate_pool  # where the candidates come from: SearXNG by default
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A candidate as the runner decided it."""
+
+    candidate: Candidate
+    passages: tuple[Passage, ...] = ()  # scored, best first
+    preliminary: float | None = None
+    kept: bool = False
+    reason: str = "not ranked"
+    features: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float | None:
+        return self.passages[0].score if self.passages else None
+
+
+async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> SearchOutcome:
+    """Rank the first requested source that ranks (web); other buckets keep SearXNG's order."""
+    ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
+    if ranked is None:
+        return (await retrieve_candidates(query, ctx)).limited(query.limit)
+    return await _ranked(query, ctx, spec, ranked)
+
+
+async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked: str) -> SearchOutcome:
+    outcome, candidates = await spec.gather(query, ctx, spec.pool, ranked)
+    if not candidates:
+        return _finish(outcome, query, ranked, (), (), ctx, spec.margin)
+    try:
+        preliminary = await spec.scorer.preliminary(query.query, candidates, ctx)
+    except Degraded as e:
+        return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+    candidates, warning = await _fetch(candidates, preliminary, query, ctx)
+    outcome = outcome.warned(warning)
+    try:
+        scored = await spec.scorer.score(query.query, candidates, ctx)
+    except Degraded as e:
+        if preliminary is None:
+            return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+        metrics.degraded("snippet_scores")
+        outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
+        scored = Scored(((),) * len(candidates), frozenset(range(len(candidates))))
+    if scored.note:
+        metrics.degraded("partial_scores")
+        outcome = outcome.warned(scored.note)
+    judged = [Judged(c, tuple(sorted(passages, key=lambda p: p.score, reverse=True)),
+                     preliminary[i] if preliminary else None)
+              for i, (c, passages) in enumerate(zip(candidates, scored.passages, strict=True))]
+    judged, unscored = _placed_unscored(judged, scored.cut, preliminary is not None)
+    if is_time_sensitive(query.query, query.tbs) and ctx.services.settings.recency_weight > 0:
+        judged = _weighed_by_recency(judged, ctx.services.settings.recency_weight * spec.margin)
+        outcome = outcome.warned(RECENCY_NOTE)
+    judged = _with_features(query.query, _pruned(judged, spec.margin))
+    return _finish(outcome, query, ranked, _fused(judged, spec) + unscored, judged + unscored, ctx, spec.margin)
+
+
+async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
+                 ctx: SearchContext) -> tuple[tuple[Candidate, ...], str | None]:
+    """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages."""
+    settings = ctx.services.settings
+    # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
+    # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
+    order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}) if preliminary
+             else range(len(candidates)))
+    top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
+    # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
+    how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
+                     chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
+    pages = await fetch_pages([c.url for c in top], ctx, how)
+    with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
+    return with_pages, failure_warning(pages)
+
+
+def _placed_unscored(judged: list[Judged], cut: frozenset[int], have_preliminary: bool
+                     ) -> tuple[list[Judged], list[Judged]]:
+    """Candidates the deadline left unscored: with pass 1, ranked among the scored by their snippet's pass-1
+    score (the same scale: what pass 2 would have scored without the page); without, after every scored
+    candidate in SearXNG's order. Returns (to rank, to append)."""
+    if have_preliminary:
+        return [replace(j, passages=tuple(replace(p, score=j.preliminary or 0.0) for p in j.candidate.snippet()))
+                if i in cut else j for i, j in enumerate(judged)], []
+    return ([j for i, j in enumerate(judged) if i not in cut],
+            [replace(j, kept=True, reason="not scored before the deadline: SearXNG order")
+             for i, j in enumerate(judged) if i in cut])
+
+
+def _weighed_by_recency(judged: list[Judged], scale: float) -> list[Judged]:
+    """Each page's passages, and so the page, gain the page's freshness bonus."""
+    def weighed(j: Judged) -> Judged:
+        bonus = recency_bonus(j.candidate.published, scale)
+        return replace(j, passages=tuple(replace(p, score=p.score + bonus) for p in j.passages))
+
+    return [weighed(j) for j in judged]
+
+
+def _pruned(judged: list[Judged], margin: float) -> list[Judged]:
+    """Candidates within `margin` of the best score are kept; a candidate without a score is pruned."""
+    scores = [j.score for j in judged if j.score is not None]
+    keep = iter(within_margin(scores, margin))
+    top = max(scores, default=0.0)
+    return [replace(j, reason="no passage was scored") if j.score is None else
+            replace(j, kept=next(keep), reason=f"{top - j.score:.3f} below the top (margin {margin})")
+            for j in judged]
+
+
+def _with_features(query: str, judged: list[Judged]) -> list[Judged]:
+    """The scored candidates with their page features (features.py), computed over all of them."""
+    scored = [j for j in judged if j.score is not None]
+    columns = page_features(query, [j.candidate for j in scored], [j.score or 0.0 for j in scored],
+                            [j.preliminary or 0.0 for j in scored])
+    by_url = {j.candidate.url: {name: columns[name][i] for name in FEATURES} for i, j in enumerate(scored)}
+    return [replace(j, features=by_url.get(j.candidate.url, {})) for j in judged]
+
+
+def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
+    """The kept candidates in final order: the spec's fusion of their features (z-scored over every scored
+    candidate, so that the order does not depend on how many the margin kept)."""
+    scored = [j for j in judged if j.score is not None]
+    columns = {name: [j.features[name] for j in scored] for name in FEATURES}
+    order = [scored[i] for i in FUSIONS[spec.fusion](columns, spec.weights)]
+    return [j for j in order if j.kept]
+
+
+def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
+                   ctx: SearchContext, cause: str, margin: float) -> SearchOutcome:
+    """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
+    metrics.degraded("searxng_order")
+    judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
+    return _finish(outcome.warned(f"{cause}: {SEARXNG_ORDER}"), query, ranked, judged, judged, ctx,
+                   margin)
+
+
+def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: Sequence[Judged],
+            judged: Sequence[Judged], ctx: SearchContext, margin: float) -> SearchOutcome:
+    """The kept candidates (best first) become the ranked bucket; their passages within the margin of the best
+    are packed into the context."""
+    settings = ctx.services.settings
+    kept = list(in_order)[: query.limit]
+    top = max((j.score for j in judged if j.score is not None), default=0.0)
+    shown = {j.candidate.url: tuple(p for p in j.passages if top - p.score <= margin) for j in kept}
+    with ctx.timings.stage("pack"):
+        packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
+                      settings.pack_per_url)
+    details = {j.candidate.url: ResultDetail(j.score, "page" if j.candidate.has_content else "snippet",
+                                             tuple(p.as_json() for p in shown[j.candidate.url]))
+               for j in kept if j.score is not None}
+    limited = outcome.limited(query.limit)
+    return replace(limited, buckets={**limited.buckets, ranked: [j.candidate.hit for j in kept]}, details=details,
+                   context=context_text(packed), packed=tuple(packed),
+                   explain=tuple(_explain_row(j) for j in judged) if query.explain else None)
+
+
+def _explain_row(judged: Judged) -> dict[str, Any]:
+    candidate, page = judged.candidate, judged.candidate.page
+    return {
+        "url": candidate.url, "title": candidate.title, "searxng_rank": candidate.rank,
+        "fetch": None if page is None else ("ok" if page.extracted else page.error),
+        "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
+        "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
+        "score": None if judged.score is None else round(judged.score, 4),
+        "decision": "kept" if judged.kept else "pruned", "reason": judged.reason,
+        "features": {name: round(value, 4) for name, value in judged.features.items()},
+    }

@@ -1,0 +1,56 @@
+"""The vector index as a source of results: the query's nearest chunks in Qdrant (through semantic-svc),
+one result per page with its best chunk, none below the relevance floor.
+
+Seed 001: without a floor the top hits of an index enter every query, however off-topic (sqlite.org/about.html
+in shopping queries). VECTOR_FLOOR is the cosine below which a chunk is not an answer (README: its
+calibration on the dev set; recalibrate for another embedder).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wisp_text.chunking import Chunk
+
+from agent.core.context import SearchContext
+from agent.core.outcome import ResultDetail
+from agent.core.query import SearchQuery
+from agent.ranking.evidence import Passage
+from agent.retrieval.dedupe import dedupe
+from agent.retrieval.translation import ResultFilter
+from agent.upstream.searxng import Hit
+
+CHUNKS_PER_RESULT = 4  # chunks asked for per result wanted: a page's chunks crowd the nearest ones
+
+
+@dataclass(frozen=True)
+class IndexedHit:
+    hit: Hit  # its description is the best chunk
+    passage: Passage  # that chunk, scored by its cosine to the query
+
+    @property
+    def score(self) -> float:
+        return self.passage.score
+
+    def detail(self) -> ResultDetail:
+        return ResultDetail(self.score, "index", (self.passage.as_json(),))
+
+
+async def index_hits(query: SearchQuery, ctx: SearchContext, limit: int) -> list[IndexedHit]:
+    """The index's best pages for the query, best first (raises Degraded when the index cannot answer)."""
+    settings = ctx.services.settings
+    with ctx.timings.stage("index"):
+        chunks = await ctx.services.semantic.index_search(query.query, min(limit * CHUNKS_PER_RESULT, 100),
+                                                          settings.vector_floor, ctx.pipeline_remaining_s())
+    admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
+    best = dedupe((c for c in chunks if admitted.admits(c["url"], None)), lambda c: c["url"])
+    return [_indexed(chunk) for chunk in best[:limit]]
+
+
+def _indexed(chunk: dict[str, Any]) -> IndexedHit:
+    url, text = chunk["url"], str(chunk.get("text") or "")
+    title = str(chunk.get("title") or url)
+    passage = Passage(url, title, Chunk(int(chunk.get("chunk_index") or 0), text, str(chunk.get("heading") or "")),
+                      float(chunk["score"]))
+    return IndexedHit(Hit(url=url, title=title, content=text, engines=("index",)), passage)

@@ -1,0 +1,77 @@
+"""One search from the internal query to the results per bucket: pick the mode and the search type, bound
+them by the request's timeout.
+
+The search types are a registry like the modes: `fast` returns the mode's results as they are, `rich` adds
+a cited answer (rich.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TypeVar
+
+from agent import metrics
+from agent.answers.rich import rich
+from agent.config import Settings
+from agent.core.context import SearchContext
+from agent.core.outcome import SearchOutcome
+from agent.core.query import SearchQuery
+from agent.errors import BadRequest, SearchTimeout
+from agent.ranking.modes import MODES
+from agent.search.documents import attach_documents
+from agent.services import Services
+
+T = TypeVar("T")
+SearchType = Callable[[SearchOutcome, SearchQuery, SearchContext], Awaitable[SearchOutcome]]
+
+
+async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+    return outcome
+
+
+SEARCH_TYPES: dict[str, SearchType] = {"fast": _fast, "rich": rich}
+DEFAULT_RICH_MODE = "hybrid"  # a rich answer wants page passages; the service default is keyword for the SDKs
+
+
+async def run_search(query: SearchQuery, services: Services, on_text: Callable[[str], None] | None = None
+                     ) -> tuple[SearchOutcome, SearchContext]:
+    """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings.
+    `on_text` gets a rich answer's text as the model writes it."""
+    query = prepared(query, services.settings)
+    metrics.note_mode(query.retrieval_mode)
+    mode, search_type = MODES[query.retrieval_mode], SEARCH_TYPES[query.search_type]
+    ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000, on_text=on_text)
+    try:
+        async with asyncio.timeout(query.timeout_ms / 1000):
+            outcome = await mode(query, ctx)
+            outcome = await search_type(await attach_documents(outcome, query, ctx), query, ctx)
+    except TimeoutError:
+        message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
+        raise SearchTimeout(message) from None
+    finally:
+        metrics.observe_stages(query.retrieval_mode, ctx.timings)
+    if services.settings.index_organic:
+        services.ingest.in_background(p for p in ctx.pages.values() if p.extracted is not None)
+    return outcome, ctx
+
+
+def prepared(query: SearchQuery, settings: Settings) -> SearchQuery:
+    """The query with the service's defaults filled in; a 400 for a mode or search type no registry holds
+    (checked before a streamed answer starts, so that it is a plain 400)."""
+    if not query.search_type:
+        query = replace(query, search_type=settings.default_search_type)
+    if not query.retrieval_mode:
+        default = DEFAULT_RICH_MODE if query.search_type == "rich" else settings.default_retrieval_mode
+        query = replace(query, retrieval_mode=default)
+    _known(MODES, query.retrieval_mode, "retrieval_mode")
+    _known(SEARCH_TYPES, query.search_type, "search_type")
+    return query
+
+
+def _known(registry: dict[str, T], name: str, field: str) -> T:
+    if name not in registry:
+        raise BadRequest(f"unknown {field} {name!r}; available: {', '.join(registry)}")
+    return registry[name]

@@ -1,0 +1,107 @@
+"""vector mode over a fake index: one result per page with its best chunk, the floor, and the fallbacks."""
+
+import asyncio
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from agent.core.context import SearchContext
+from agent.core.outcome import SearchOutcome
+from agent.core.query import SearchQuery, SourceRequest
+from agent.ranking.modes import MODES
+from agent.upstream.semantic import IndexEmpty, SemanticUnavailable
+
+from ...fake_searxng import FakeSearxng
+
+
+def chunk(url: str, index: int, score: float, text: str = "", title: str = "") -> dict[str, Any]:
+    return {"url": url, "title": title or f"Title of {url}", "text": text or f"chunk {index} of {url}",
+            "heading": f"Part {index}", "chunk_index": index, "score": score}
+
+
+class FakeIndex:
+    """semantic-svc's /index/search: `chunks` best first (or `error` raised), every ask recorded."""
+
+    def __init__(self, chunks: list[dict[str, Any]] | None = None, error: Exception | None = None) -> None:
+        self.chunks, self.error = chunks or [], error
+        self.asks: list[tuple[str, int, float | None]] = []
+
+    async def index_search(self, query: str, limit: int, floor: float | None, budget_s: float | None = None
+                           ) -> list[dict[str, Any]]:
+        assert budget_s is not None and budget_s > 0
+        self.asks.append((query, limit, floor))
+        if self.error:
+            raise self.error
+        return self.chunks[:limit]
+
+
+def search(mode: str, index: FakeIndex, fake: FakeSearxng | None = None, **fields: object) -> SearchOutcome:
+    fake = fake or FakeSearxng(total=5)
+    services = replace(fake.services(vector_floor=0.5), semantic=index)
+    ctx = SearchContext(services, deadline=time.monotonic() + 30)
+    return asyncio.run(MODES[mode](SearchQuery(**{"query": "wal checkpoint", "limit": 5, **fields}), ctx))
+
+
+A, B, C = "https://a.test/wal", "https://b.test/checkpoint", "https://c.test/readers"
+CHUNKS = [chunk(A, 2, 0.91, "WAL mode lets readers go on while a writer commits."), chunk(A, 0, 0.88),
+          chunk(B, 1, 0.80, title="Checkpoints"), chunk("http://A.test/wal/", 5, 0.70), chunk(C, 0, 0.62)]
+
+
+def test_one_result_per_page_with_its_best_chunk_in_index_order() -> None:
+    index = FakeIndex(CHUNKS)
+    fake = FakeSearxng(total=5)
+    outcome = search("vector", index, fake)
+    hits = outcome.buckets["web"]
+    assert [h.url for h in hits] == [A, B, C]  # http://A.test/wal/ is the same page as A
+    assert hits[0].content == "WAL mode lets readers go on while a writer commits." and hits[0].engines == ("index",)
+    assert hits[1].title == "Checkpoints"
+    detail = outcome.details[A]
+    assert (detail.score, detail.evidence) == (0.91, "index")
+    assert detail.passages == ({"heading": "Part 2", "text": "WAL mode lets readers go on while a writer commits.",
+                                "score": 0.91},)
+    assert "WAL mode lets readers go on" in outcome.context and outcome.packed[0].url == A
+    assert outcome.warnings == () and fake.requests == []  # SearXNG is not asked
+    assert index.asks == [("wal checkpoint", 20, 0.5)]  # chunks for 4 per result, the floor from the settings
+
+
+def test_the_limit_cuts_the_pages_not_the_chunks() -> None:
+    outcome = search("vector", FakeIndex(CHUNKS), limit=2)
+    assert [h.url for h in outcome.buckets["web"]] == [A, B] and set(outcome.details) == {A, B}
+
+
+def test_include_and_exclude_domains_filter_the_index_too() -> None:
+    assert [h.url for h in search("vector", FakeIndex(CHUNKS), exclude_domains=["a.test"]).buckets["web"]] == [B, C]
+    assert [h.url for h in search("vector", FakeIndex(CHUNKS), include_domains=["b.test"]).buckets["web"]] == [B]
+
+
+def test_nothing_above_the_floor_is_an_empty_answer_that_says_so() -> None:
+    outcome = search("vector", FakeIndex([]))
+    assert outcome.buckets == {"web": []} and outcome.details == {}
+    assert outcome.warnings == ("no indexed page reaches the relevance floor (VECTOR_FLOOR 0.5)",)
+
+
+@pytest.mark.parametrize("error", [SemanticUnavailable("semantic-svc is unreachable at http://semantic.test"),
+                                   IndexEmpty("the index is empty: fill it with POST /v2/crawl")])
+def test_an_index_that_cannot_answer_gives_searxngs_keyword_results(error: Exception) -> None:
+    outcome = search("vector", FakeIndex(error=error), limit=3)
+    assert [h.url for h in outcome.buckets["web"]] == [f"https://general.test/{n}" for n in range(3)]
+    assert outcome.warnings == (f"the vector index could not answer ({error}): keyword results from SearXNG instead",)
+    assert outcome.details == {}
+
+
+def test_other_sources_come_back_empty_with_a_warning() -> None:
+    sources = [SourceRequest("web"), SourceRequest("news"), SourceRequest("images")]
+    outcome = search("vector", FakeIndex(CHUNKS), sources=sources)
+    assert [h.url for h in outcome.buckets["web"]] == [A, B, C]
+    assert outcome.buckets["news"] == [] and outcome.buckets["images"] == []
+    assert outcome.warnings == ("the vector index holds web pages only: news, images came back empty",)
+
+
+def test_a_time_filter_cannot_apply_and_says_so() -> None:
+    outcome = search("vector", FakeIndex(CHUNKS), tbs="qdr:w")
+    assert [h.url for h in outcome.buckets["web"]] == [A, B, C]
+    assert outcome.warnings == ("the vector index keeps no dates: tbs was not applied",)
+    per_source = search("vector", FakeIndex(CHUNKS), sources=[SourceRequest("web", tbs="qdr:d")])
+    assert per_source.warnings == ("the vector index keeps no dates: tbs was not applied",)

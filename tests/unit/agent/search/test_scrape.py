@@ -1,0 +1,176 @@
+"""/v2/scrape and /v1/scrape: the request models and their limits, and one page through the page stage into a
+Firecrawl Document (the offline web: tests/integration/test_scrape.py), every failure with Firecrawl's status."""
+
+import asyncio
+import json
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+
+from agent.api.firecrawl import parsed
+from agent.errors import BadRequest, InvalidRequestBody
+from agent.pages.fetch import Fetched
+from agent.search.scrape import MAX_FORMATS, ScrapeFailed, ScrapeJob, ScrapeRequest, V1ScrapeRequest, scrape
+
+from ..fake_searxng import FakeSearxng
+from ..pages.test_loading import StuckPool
+from ..answers.test_rich import FakeLLM
+
+URL = "https://docs.test/wal.html"
+PAGE = ("<html lang='en'><head><title>Write-Ahead Logging</title><meta name='description' content='How WAL works'>"
+        "</head><body><nav><a href='/index.html'>Home</a></nav><article><h1>WAL</h1><p>SQLite runs a checkpoint "
+        "when the WAL file reaches 1000 pages; <a href='pragma.html#wal'>PRAGMA wal_checkpoint</a> runs one by "
+        "hand.</p></article><footer>Footer text of every page</footer></body></html>")
+# what firecrawl-py 4.55.0 sends for scrape(url, formats=[...]) (contract §10)
+PY_SDK_BODY = {"onlyMainContent": True, "mobile": False, "removeBase64Images": True, "fastMode": False,
+               "blockAds": True, "maxAge": 14400000, "storeInCache": True, "origin": "python-sdk@4.55.0"}
+
+
+def job(body: dict[str, Any], model: type[ScrapeRequest] | type[V1ScrapeRequest] = ScrapeRequest) -> ScrapeJob:
+    return parsed(json.dumps({"url": URL, **body}).encode(), model).to_job(30.0)
+
+
+def test_defaults_are_firecrawls() -> None:
+    assert job({}) == ScrapeJob(URL, ("markdown",), (), True, 30_000)
+    assert job({"url": "docs.test/wal.html"}).url == "http://docs.test/wal.html"  # Firecrawl prepends http://
+
+
+def test_what_the_python_sdk_sends_is_accepted() -> None:
+    scraped = job({**PY_SDK_BODY, "formats": ["markdown", {"type": "html"}, "links", "rawHtml"], "timeout": 9000})
+    assert scraped.formats == ("markdown", "html", "links", "rawHtml") and scraped.timeout_ms == 9000
+    assert scraped.warnings == () and scraped.extraction.document
+
+
+def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
+    scraped = job({"formats": ["summary", {"type": "json", "prompt": "the title"}, "screenshot", "images"],
+                   "onlyMainContent": False, "includeTags": ["article"], "waitFor": 1000})
+    assert [a.kind for a in scraped.asks] == ["summary", "json"] and scraped.formats == ()
+    assert not scraped.main_only and not scraped.extraction.document
+    assert scraped.warnings == ("formats ['images', 'screenshot'] are not supported and were skipped",
+                                "includeTags, waitFor are not supported and were ignored")
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    ({"url": "ftp://docs.test/"}, "invalid url"),
+    ({"url": "http://"}, "invalid url"),
+    ({"url": "http://docs.test:99999/"}, "invalid url"),
+    ({"formats": ["pdf"]}, "unknown formats ['pdf']"),
+    ({"formats": ["markdown"] * (MAX_FORMATS + 1)}, f"at most {MAX_FORMATS}"),
+    ({"formats": [{"type": "json"}]}, "needs a `schema` or a `prompt`"),
+    ({"formats": ["summary", {"type": "summary"}]}, "at most once each"),
+    ({"waitFor": 6000, "timeout": 10000}, "at most half of timeout"),
+])
+def test_bad_requests_are_400s(body: dict, problem: str) -> None:
+    with pytest.raises(BadRequest, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        job(body)
+
+
+@pytest.mark.parametrize("body", [
+    {"url": 42}, {"url": ""}, {"url": "http://a.test/" + "x" * 2048}, {"timeout": 0}, {"timeout": 10 ** 400},
+    {"timeout": 300_001}, {"waitFor": -1}, {"formats": [7]}, {"headers": {"x": 1}}, {"onlyMainContent": "yes"},
+    {"includeTags": ["a"] * 101}, {"actions": [{}] * 51},
+])
+def test_out_of_range_or_mistyped_keys_are_invalid_bodies(body: dict) -> None:
+    with pytest.raises(InvalidRequestBody):
+        job(body)
+
+
+def test_actions_are_refused_with_firecrawls_code() -> None:
+    with pytest.raises(ScrapeFailed) as refused:
+        job({"actions": [{"type": "click", "selector": "#more"}]})
+    assert (refused.value.status, refused.value.code) == (400, "SCRAPE_ACTIONS_NOT_SUPPORTED")
+
+
+def test_v1_formats_are_strings_with_json_options_beside_them() -> None:
+    scraped = job({"formats": ["markdown", "extract"], "extract": {"prompt": "the title"}, "timeout": 30000},
+                  V1ScrapeRequest)
+    assert scraped.formats == ("markdown",) and [a.prompt for a in scraped.asks] == ["the title"]
+    assert scraped.json_key == "extract" and scraped.timeout_ms == 30_000
+    assert job({"formats": ["json"], "jsonOptions": {"prompt": "p"}}, V1ScrapeRequest).json_key == "json"
+    with pytest.raises(InvalidRequestBody):
+        job({"formats": [{"type": "markdown"}]}, V1ScrapeRequest)
+    with pytest.raises(BadRequest, match="json or extract"):
+        job({"formats": ["json", "extract"], "jsonOptions": {"prompt": "p"}}, V1ScrapeRequest)
+
+
+class Web:
+    """The Fetcher's interface: the page at URL, and any other URL failing as `errors` says (else a 404)."""
+
+    def __init__(self, errors: dict[str, Fetched] | None = None) -> None:
+        self.errors = errors or {}
+
+    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+        if url == URL:
+            return Fetched(url, url, 200, "text/html", PAGE.encode())
+        return self.errors.get(url) or Fetched(url, url, 404, "text/html", error="HTTP 404")
+
+
+def run(scrape_job: ScrapeJob, llm: FakeLLM | None = None, **services: Any) -> dict:
+    fake = FakeSearxng(total=0).services(
+        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)) if llm else None)
+    return asyncio.run(scrape(scrape_job, replace(fake, **{"fetcher": Web(), **services})))
+
+
+def test_a_page_becomes_a_document_with_only_the_formats_asked() -> None:
+    doc = run(job({"formats": ["markdown", "links"]}))
+    assert set(doc) == {"markdown", "links", "metadata"}
+    assert "checkpoint" in doc["markdown"] and "Footer" not in doc["markdown"]  # main content only
+    assert doc["links"] == ["https://docs.test/index.html", "https://docs.test/pragma.html"]
+    metadata = doc.pop("metadata")
+    assert metadata.pop("scrapeId")
+    assert metadata == {"title": "WAL", "description": "How WAL works", "url": URL, "sourceURL": URL,
+                        "statusCode": 200, "contentType": "text/html", "proxyUsed": "basic", "language": "en"}
+
+
+def test_html_raw_html_and_the_whole_page() -> None:
+    doc = run(job({"formats": ["html", "rawHtml", "markdown"], "onlyMainContent": False}))
+    assert doc["rawHtml"] == PAGE and "<p>" in doc["html"] and "Footer text" in doc["markdown"]
+
+
+def test_a_page_the_site_answers_with_an_error_status_is_a_document_with_that_status() -> None:
+    missing = "https://docs.test/missing.html"
+    doc = run(job({"url": missing}))
+    assert "markdown" not in doc and doc["metadata"]["statusCode"] == 404 and doc["metadata"]["error"] == "HTTP 404"
+    assert doc["warning"] == f"{missing} has no content: HTTP 404"
+
+
+@pytest.mark.parametrize(("error", "status", "code"), [
+    ("blocked: docs.test resolves to 127.0.0.1, a non-public address", 403, "UNSUPPORTED_SITE"),
+    ("blocked: nowhere.test does not resolve ([Errno -2] Name or service not known)", 200,
+     "SCRAPE_DNS_RESOLUTION_ERROR"),
+    ("ConnectError: [Errno 111] Connection refused", 200, "SCRAPE_SITE_ERROR"),
+    ("ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", 200, "SCRAPE_SSL_ERROR"),
+    ("unsupported content type image/png", 200, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
+    ("still loading at the deadline", 408, "SCRAPE_TIMEOUT"),
+])
+def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code_never_a_5xx(error: str, status: int,
+                                                                              code: str) -> None:
+    bad = "https://docs.test/bad"
+    with pytest.raises(ScrapeFailed) as failed:
+        run(job({"url": bad}), fetcher=Web({bad: Fetched(bad, bad, error=error)}))
+    assert (failed.value.status, failed.value.code) == (status, code) and error in failed.value.message
+
+
+def test_an_extraction_past_the_timeout_is_a_408() -> None:
+    with pytest.raises(ScrapeFailed) as failed:
+        run(job({"timeout": 500}), cpu_pool=StuckPool())
+    assert (failed.value.status, failed.value.code) == (408, "SCRAPE_TIMEOUT")
+
+
+def test_summary_json_and_question_through_the_llm() -> None:
+    llm = FakeLLM('{"title": "WAL"}')
+    doc = run(job({"formats": ["summary", {"type": "json", "schema": {"type": "object"}},
+                               {"type": "question", "question": "When?"}]}), llm)
+    assert doc["summary"] == doc["answer"] == '{"title": "WAL"}' and doc["json"] == {"title": "WAL"}
+    assert "markdown" not in doc and "warning" not in doc
+    assert all("checkpoint" in r["messages"][-1]["content"] for r in llm.requests)  # the page went to the LLM
+
+
+def test_v1_extract_comes_back_under_extract_and_a_failed_llm_is_a_warning() -> None:
+    doc = run(job({"formats": ["extract"], "extract": {"prompt": "the title"}}, V1ScrapeRequest),
+              FakeLLM('{"title": "WAL"}'))
+    assert doc["extract"] == {"title": "WAL"} and "json" not in doc
+    down = run(job({"formats": ["markdown", "summary"]}), FakeLLM(503))
+    assert down["markdown"] and "summary" not in down and "page formats failed" in down["warning"]

@@ -1,0 +1,61 @@
+import asyncio
+import time
+
+import pytest
+
+from agent.config import Settings
+from agent.core.query import SearchQuery
+from agent.errors import BadRequest, SearchTimeout
+from agent.ranking.modes import MODES
+from agent.search.service import SEARCH_TYPES, run_search
+
+from ..fake_searxng import FakeSearxng
+
+
+def run(fake: FakeSearxng, **fields):
+    return asyncio.run(run_search(SearchQuery(**{"query": "q", "limit": 3, **fields}), fake.services()))
+
+
+def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
+    outcome, ctx = run(FakeSearxng())
+    assert [h.url for h in outcome.buckets["web"]] == ["https://general.test/0", "https://general.test/1",
+                                                       "https://general.test/2"]
+    assert set(ctx.timings.as_dict()) == {"searxng", "total"}
+
+
+@pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "neural", MODES),
+                                                          ("search_type", "deep", SEARCH_TYPES)])
+def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: str, registry: dict) -> None:
+    with pytest.raises(BadRequest, match=f"unknown {field} '{value}'; available: {', '.join(registry)}$"):
+        run(FakeSearxng(), **{field: value})
+
+
+def test_the_default_mode_is_checked_against_the_registry() -> None:
+    assert Settings(default_retrieval_mode="hybrid").default_retrieval_mode == "hybrid"
+    with pytest.raises(ValueError, match="DEFAULT_RETRIEVAL_MODE 'neural' is not a retrieval mode"):
+        Settings(default_retrieval_mode="neural")
+
+
+def test_the_requests_timeout_is_a_408_not_a_hang() -> None:
+    started = time.monotonic()
+    with pytest.raises(SearchTimeout, match="within the request's timeout of 300 ms"):
+        run(FakeSearxng(delay_s=3), timeout_ms=300)
+    assert time.monotonic() - started < 2
+
+
+def test_searxng_is_told_the_time_left() -> None:
+    fake = FakeSearxng()
+    run(fake, timeout_ms=2000)
+    assert 1.5 <= float(fake.requests[0]["timeout_limit"]) <= 1.75
+
+
+def test_unsupported_formats_are_reported() -> None:
+    outcome, _ = run(FakeSearxng(), scrape_formats=["screenshot", "branding"])
+    assert outcome.warnings == ("scrapeOptions.formats ['branding', 'screenshot'] are not supported yet and were "
+                                "skipped",)
+
+
+def test_the_default_search_type_is_checked_against_the_registry() -> None:
+    assert Settings(default_search_type="rich").default_search_type == "rich"
+    with pytest.raises(ValueError, match="DEFAULT_SEARCH_TYPE 'deep' is not a search type"):
+        Settings(default_search_type="deep")

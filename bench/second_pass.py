@@ -40,9 +40,9 @@ from wisp_text.bm25 import bm25_scores, tokenize
 from wisp_text.chunking import Chunk, chunk_text
 from wisp_text.markdown import unescaped
 
+from agent.core.pages import Fetched
+from agent.core.passage import snippet_chunk
 from agent.pages.extract import extract
-from agent.pages.fetch import Fetched
-from agent.ranking.evidence import snippet_chunk
 from agent.ranking.fusion import rrf
 from agent.ranking.modes.hybrid import shortlisted
 from wisp_eval.dataset import Query, load_qrels, load_queries

@@ -33,7 +33,7 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
-from agent.search.service import prepared, run_search
+from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
@@ -46,6 +46,7 @@ EVENT_STREAM = "text/event-stream"
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    check_names(settings)
     logs.configure(settings.log_level, settings.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request

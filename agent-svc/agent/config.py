@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
-
-from agent.api.body_limits import RequestLimits
-from agent.index.crawl.scope import DEFAULT_JUNK_PATHS
-from agent.ranking.features import FEATURES
-from agent.ranking.fusion import FUSIONS
 
 # `wisp_eval fit` on the 56 answerable dev queries (offline reranker): every fold chose these for hybrid mode,
 # held-out nDCG@5 0.658 against rrf's 0.637; semantic mode's folds disagreed, and these hold for it too
@@ -19,6 +14,12 @@ FITTED_WEIGHTS = {"score": 1.0, "prior": 0.5}
 # bench/vector_eval.py on the dev set with the offline embedder, 3 crawled sites (845 pages, 10,007 chunks): the
 # best chunk of the 16 queries about them scored 0.613–0.848, of the 47 others 0.298–0.560; the midpoint
 VECTOR_FLOOR = 0.586
+# navigation a crawl does not follow: listings, accounts, feeds and wiki machinery hold no page worth indexing
+DEFAULT_JUNK_PATHS = (
+    r"(?i)(^|/)(about|about-us|blog|blogs|news|changelog|changes|release-?notes|tags?|categor(y|ies)|search|"
+    r"login|log-in|signin|sign-in|signup|register|account|cart|share|print|feed|rss|atom|comments?)"
+    r"(/|\.[a-z]+$|$)|(^|/)Special:|[?&](action|oldid|diff|printable)="
+)
 
 
 class Settings(BaseSettings):
@@ -159,45 +160,6 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")
     log_level: str = Field("INFO", description="Python logging level")
-
-    def request_limits(self) -> RequestLimits:
-        return RequestLimits(self.max_json_depth, self.max_list_items, self.max_query_chars, self.max_domains)
-
-    @field_validator("default_retrieval_mode")
-    @classmethod
-    def _known_mode(cls, name: str) -> str:
-        from agent.ranking.modes import MODES  # the registry imports the pipeline, which reads these settings
-
-        return _registered(name, MODES, "DEFAULT_RETRIEVAL_MODE", "a retrieval mode")
-
-    @field_validator("default_search_type")
-    @classmethod
-    def _known_search_type(cls, name: str) -> str:
-        from agent.search.service import (
-            SEARCH_TYPES,  # the registry imports the search types, which read these settings
-        )
-
-        return _registered(name, SEARCH_TYPES, "DEFAULT_SEARCH_TYPE", "a search type")
-
-    @field_validator("semantic_fusion", "hybrid_fusion")
-    @classmethod
-    def _known_fusion(cls, name: str) -> str:
-        if name not in FUSIONS:
-            raise ValueError(f"{name!r} is not a fusion; available: {', '.join(FUSIONS)}")
-        return name
-
-    @field_validator("semantic_fusion_weights", "hybrid_fusion_weights")
-    @classmethod
-    def _known_features(cls, weights: dict[str, float]) -> dict[str, float]:
-        if unknown := sorted(set(weights) - set(FEATURES)):
-            raise ValueError(f"no page feature {unknown}; available: {', '.join(FEATURES)}")
-        return weights
-
-
-def _registered(name: str, registry: dict, setting: str, what: str) -> str:
-    if name not in registry:
-        raise ValueError(f"{setting} {name!r} is not {what}; available: {', '.join(registry)}")
-    return name
 
 
 @lru_cache

@@ -12,6 +12,7 @@ from typing import Literal, get_args
 from prometheus_client import Counter, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo, current
 
+from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
@@ -35,8 +36,6 @@ Cause = Literal[
     "page_formats",  # summary, question or json formats of pages that failed
     "no_content",  # scrapeOptions: pages that failed to load or extract; their Documents carry metadata.error
 ]
-FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "unsupported_type",
-                       "too_many_redirects", "connect_error", "error"]
 
 disable_created_metrics()  # the *_created series would double every scrape, and no panel reads them
 

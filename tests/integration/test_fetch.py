@@ -8,8 +8,9 @@ import time
 import httpx
 import pytest
 
+from agent.core.pages import Fetched
 from agent.pages.extract import extract
-from agent.pages.fetch import Fetched, Fetcher, FetchPolicy
+from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from offline_web.stack import OfflineStack
 

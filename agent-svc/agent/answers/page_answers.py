@@ -5,7 +5,7 @@ the rich deadline; a failed ask leaves its key out and says why in the warning, 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from wisp_text.chunking import Chunk
@@ -13,42 +13,37 @@ from wisp_text.chunking import Chunk
 from agent import metrics
 from agent.answers.structured import checked_schema, structured
 from agent.core.outcome import SearchOutcome
+from agent.core.passage import Passage
+from agent.core.query import PAGE_ASK_KINDS, PageAsk
 from agent.errors import BadRequest
-from agent.ranking.evidence import Passage
 from agent.upstream.llm import LLMUnavailable
 
 if TYPE_CHECKING:  # the search context imports the pages
     from agent.core.context import SearchContext
 
-KINDS = {"summary": "summary", "json": "json", "question": "answer"}  # format → the Document's key
-MAX_PROMPT_CHARS = 2000
 AT_ONCE = 4  # asks sent to the LLM server together (it queues the rest anyway)
 
 
-@dataclass(frozen=True)
-class PageAsk:
-    kind: str  # a key of KINDS
-    schema: dict[str, Any] | None = None
-    prompt: str | None = None
+MAX_PROMPT_CHARS = 2000
 
-    @staticmethod
-    def of(item: dict[str, Any]) -> PageAsk:
-        """A format object as an ask; a 400 naming what is wrong with it."""
-        kind = item["type"]
-        if kind == "summary":
-            return PageAsk("summary")
-        if kind == "question":
-            question = item.get("question")
-            if not isinstance(question, str) or not question.strip() or len(question) > MAX_PROMPT_CHARS:
-                raise BadRequest(f"a question format needs `question`, a string of 1–{MAX_PROMPT_CHARS} characters")
-            return PageAsk("question", prompt=question)
-        schema, prompt = item.get("schema"), item.get("prompt")
-        if schema is None and not isinstance(prompt, str):
-            raise BadRequest("a json format needs a `schema` or a `prompt`")
-        if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
-            raise BadRequest(f"a json format's `prompt` is longer than {MAX_PROMPT_CHARS} characters")
-        return PageAsk("json", checked_schema(schema) if schema is not None else None,
-                       prompt if isinstance(prompt, str) else None)
+
+def page_ask(item: dict[str, Any]) -> PageAsk:
+    """A format object as an ask; a 400 naming what is wrong with it."""
+    kind = item["type"]
+    if kind == "summary":
+        return PageAsk("summary")
+    if kind == "question":
+        question = item.get("question")
+        if not isinstance(question, str) or not question.strip() or len(question) > MAX_PROMPT_CHARS:
+            raise BadRequest(f"a question format needs `question`, a string of 1–{MAX_PROMPT_CHARS} characters")
+        return PageAsk("question", prompt=question)
+    schema, prompt = item.get("schema"), item.get("prompt")
+    if schema is None and not isinstance(prompt, str):
+        raise BadRequest("a json format needs a `schema` or a `prompt`")
+    if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
+        raise BadRequest(f"a json format's `prompt` is longer than {MAX_PROMPT_CHARS} characters")
+    return PageAsk("json", checked_schema(schema) if schema is not None else None,
+                   prompt if isinstance(prompt, str) else None)
 
 
 async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_chars: int, ctx: SearchContext
@@ -68,7 +63,7 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
     failures = []
     for (url, ask), (value, problem) in zip(jobs, results, strict=True):
         if problem is None:
-            documents[url][KINDS[ask.kind]] = value
+            documents[url][PAGE_ASK_KINDS[ask.kind]] = value
         else:
             failures.append(f"{url} {ask.kind}: {problem}")
     warning = f"{len(failures)} page formats failed: {'; '.join(failures[:3])}" if failures else None

@@ -20,10 +20,10 @@ from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
+from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import Degraded
-from agent.ranking.evidence import Passage, snippet_chunk
 from agent.ranking.pack import context_text, pack
 from agent.upstream.llm import LLMUnavailable, Reply
 

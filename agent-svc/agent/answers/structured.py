@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 
 from agent.answers.synthesis import messages
+from agent.core.passage import Passage
 from agent.errors import BadRequest
-from agent.ranking.evidence import Passage
 from agent.upstream.llm import LLMClient, LLMUnavailable
 
 MAX_SCHEMA_CHARS = 20_000

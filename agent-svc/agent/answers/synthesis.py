@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.ranking.evidence import Passage
+from agent.core.passage import Passage
 from agent.ranking.pack import context_text, headers
 
 NO_ANSWER = "NO_ANSWER"

@@ -24,16 +24,16 @@ from pydantic import (
 )
 from wisp_obs.requests import request_id
 
-from agent.answers.page_answers import KINDS, PageAsk
+from agent.answers.page_answers import page_ask
 from agent.answers.structured import checked_schema
 from agent.api.body_limits import RequestLimits, parsed_json
+from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
-from agent.core.query import SearchQuery, SourceRequest
+from agent.core.query import PAGE_ASK_KINDS, PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
 from agent.core.timings import StageTimings
 from agent.errors import BadRequest, InvalidRequestBody, WispError
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains
-from agent.upstream.searxng import Hit
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -97,7 +97,7 @@ class ScrapeOptions(_Lenient):
         return [str(f["type"]) for f in self.formats or []]
 
     def page_asks(self) -> tuple[PageAsk, ...]:
-        asks = tuple(PageAsk.of(f) for f in self.formats or [] if f["type"] in KINDS)
+        asks = tuple(page_ask(f) for f in self.formats or [] if f["type"] in PAGE_ASK_KINDS)
         if len({a.kind for a in asks}) < len(asks):
             raise BadRequest("scrapeOptions.formats names summary, json and question at most once each")
         return asks
@@ -223,7 +223,7 @@ V1_DEFAULT_LIMIT = 5
 
 async def read_request(request: Request, model: type[M]) -> M:
     """The request's body as `model`, within the service's request limits (see `parsed`)."""
-    return parsed(await request.body(), model, request.app.state.services.settings.request_limits())
+    return parsed(await request.body(), model, RequestLimits.of(request.app.state.services.settings))
 
 
 def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest],

@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent.core.pages import Page
 from agent.core.timings import StageTimings
-from agent.pages.loading import Page
 from agent.services import Services
 
 # a stage bounded by the request's own timeout stops this early, so the search answers (degraded) instead of

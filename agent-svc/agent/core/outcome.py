@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agent.ranking.evidence import Passage
-from agent.upstream.searxng import Hit
+from agent.core.hits import Hit
+from agent.core.passage import Passage
 
 
 @dataclass(frozen=True)

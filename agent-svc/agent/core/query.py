@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from agent.core.sources import DEFAULT_SOURCE
 
-if TYPE_CHECKING:  # firecrawl.py makes them
-    from agent.answers.page_answers import PageAsk
+# scrapeOptions.formats the LLM answers per page → the Document's key of each
+PAGE_ASK_KINDS = {"summary": "summary", "json": "json", "question": "answer"}
+
+
+@dataclass(frozen=True)
+class PageAsk:
+    kind: str  # a key of PAGE_ASK_KINDS
+    schema: dict[str, Any] | None = None
+    prompt: str | None = None
 
 
 @dataclass(frozen=True)

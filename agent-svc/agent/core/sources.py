@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:  # searxng_client imports the translation, which reads this table
-    from agent.upstream.searxng import Hit
+from agent.core.hits import Hit
 
 
 def _page_key(hit: Hit) -> str:

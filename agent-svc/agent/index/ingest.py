@@ -17,7 +17,7 @@ from typing import Any
 from wisp_text.markdown import unescaped
 
 from agent.config import Settings
-from agent.pages.extract import Page
+from agent.core.pages import Page
 from agent.upstream.semantic import SemanticClient, SemanticUnavailable
 
 log = logging.getLogger(__name__)

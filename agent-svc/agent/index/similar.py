@@ -20,10 +20,10 @@ from wisp_text.bm25 import tokenize
 from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.outcome import ResultDetail, SearchOutcome
+from agent.core.pages import Extraction
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded, SearchTimeout, WispError
-from agent.pages.extract import Extraction
 from agent.pages.loading import failure_warning, fetch_pages
 from agent.ranking.candidates import Candidate, interleave
 from agent.retrieval.dedupe import dedupe, normalize_url

@@ -10,70 +10,25 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import replace
 from urllib.parse import urljoin, urlsplit
 
 import trafilatura
 from trafilatura.utils import load_html
-from wisp_text.chunking import Chunk, chunk_text
+from wisp_text.chunking import chunk_text
 from wisp_text.markdown import unescaped
 
 from agent.core.dates import parse_iso
+from agent.core.pages import Extracted, Extraction, Fetched, Page
 from agent.errors import Degraded
-from agent.pages.fetch import PDF_TYPE, Fetched
+from agent.pages.fetch import PDF_TYPE
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
 
 
-@dataclass(frozen=True)
-class Extracted:
-    url: str
-    markdown: str
-    title: str = ""
-    description: str = ""
-    published: datetime | None = None
-    language: str | None = None
-    raw_html: str = ""
-    html: str | None = None  # cleaned main content, only when asked for
-    links: list[str] = field(default_factory=list)
-    chunks: tuple[Chunk, ...] = ()  # of `markdown`, when ranking asked for them
-
-
 class ExtractionFailed(Degraded):
     pass
-
-
-@dataclass(frozen=True)
-class Extraction:
-    """How a page was extracted: ranking wants main content in chunks, scrapeOptions may want more."""
-
-    main_only: bool = True
-    document: bool = False  # Firecrawl's other formats (cleaned HTML, raw HTML, links) too
-    chunk_chars: int | None = None  # chunk the text for ranking, at this size
-    # ranking reads no further into a page than this: extraction takes about 1.5 s per MB of HTML, and a 5.8 MB
-    # all-in-one manual held hybrid answers for 8 s (a Document always gets its whole page)
-    max_bytes: int | None = None
-
-    def served_by(self, done: Extraction) -> bool:
-        """Whether a page extracted as `done` serves this: document formats and chunks may come extra."""
-        return (done.main_only == self.main_only and (done.document or not self.document)
-                and (self.chunk_chars is None or done.chunk_chars == self.chunk_chars))
-
-
-@dataclass(frozen=True)
-class Page:
-    """A result's page as one request fetched it: extracted text, or why there is none."""
-
-    fetched: Fetched
-    extracted: Extracted | None = None
-    error: str | None = None
-    extraction: Extraction | None = None  # None: fetched, not extracted yet
-
-    def serves(self, wanted: Extraction) -> bool:
-        """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""
-        return self.extraction is not None and (not self.fetched.ok or wanted.served_by(self.extraction))
 
 
 def extract_page(fetched: Fetched, how: Extraction) -> Page:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from agent.pages.extract import Page
+from agent.core.pages import Page
 
 Failure = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted"]
 

@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from agent import metrics
-from agent.metrics import FetchOutcome
+from agent.core.pages import Fetched, FetchOutcome
 from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
@@ -26,24 +26,6 @@ PDF_TYPE = "application/pdf"
 ENCODINGS = {"": 0, "identity": 0, "gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
              "deflate": zlib.MAX_WBITS}
 _ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
-
-
-@dataclass
-class Fetched:
-    """One fetch: the body on success, else `error` (and the HTTP status when there was one)."""
-
-    url: str  # as asked
-    final_url: str
-    status: int | None = None
-    content_type: str = ""
-    body: bytes = b""
-    charset: str | None = None
-    error: str | None = None
-    outcome: FetchOutcome = "ok"  # the error's kind, for metrics
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import time
 from typing import TYPE_CHECKING
 
 from agent import metrics
-from agent.pages.extract import Extraction, Page, extract_page
-from agent.pages.fetch import Fetched
+from agent.core.pages import Extraction, Fetched, Page
+from agent.pages.extract import extract_page
 from agent.pages.workers import WorkerDied
 
 if TYPE_CHECKING:  # the search context holds the pages

@@ -15,14 +15,14 @@ from datetime import datetime
 
 from agent import metrics
 from agent.core.context import SearchContext
+from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
+from agent.core.pages import Page
+from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE
-from agent.pages.extract import Page
-from agent.ranking.evidence import Passage, snippet_chunk
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.searxng_results import retrieve_candidates
-from agent.upstream.searxng import Hit
 
 _QUESTION_WORDS = frozenset(
     "a an and are as at be by can could do does did for from how i in is it of on or should the to what when where "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agent.ranking.evidence import Passage
+from agent.core.passage import Passage
 
 
 def pack(passages: list[Passage], budget_chars: int, per_url: int) -> list[Passage]:

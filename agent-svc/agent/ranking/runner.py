@@ -16,14 +16,14 @@ from typing import Any, Protocol
 from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.outcome import ResultDetail, SearchOutcome
+from agent.core.pages import Extraction
+from agent.core.passage import Passage
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import Degraded
-from agent.pages.extract import Extraction
 from agent.pages.loading import failure_warning, fetch_pages
 from agent.ranking.anytime import Partial
 from agent.ranking.candidates import Candidate, candidate_pool
-from agent.ranking.evidence import Passage
 from agent.ranking.features import FEATURES, page_features, prior
 from agent.ranking.fusion import FUSIONS, rrf
 from agent.ranking.pack import context_text, pack

@@ -14,12 +14,12 @@ from typing import Any
 from wisp_text.chunking import Chunk
 
 from agent.core.context import SearchContext
+from agent.core.hits import Hit
 from agent.core.outcome import ResultDetail
+from agent.core.passage import Passage
 from agent.core.query import SearchQuery
-from agent.ranking.evidence import Passage
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.translation import ResultFilter
-from agent.upstream.searxng import Hit
 
 CHUNKS_PER_RESULT = 4  # chunks asked for per result wanted: a page's chunks crowd the nearest ones
 

@@ -15,13 +15,14 @@ from datetime import UTC, datetime
 
 from agent import metrics
 from agent.core.context import SearchContext
+from agent.core.hits import EngineCatalog, Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import BadRequest, UpstreamError, WispError
 from agent.retrieval.dedupe import dedupe
-from agent.retrieval.translation import EngineCatalog, SourcePlan, needs_catalog, plan_sources
-from agent.upstream.searxng import Hit, SearxngClient, SearxngPage
+from agent.retrieval.translation import SourcePlan, needs_catalog, plan_sources
+from agent.upstream.searxng import SearxngClient, SearxngPage
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from agent.core.hits import EngineCatalog
 from agent.core.query import SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, SOURCES, source
 from agent.errors import BadRequest
@@ -31,14 +32,6 @@ RESEARCH_HOSTS = (
 MAX_SITE_OPERATORS = 20
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
-
-
-@dataclass(frozen=True)
-class EngineCatalog:
-    """What a SearXNG instance offers, from its /config: engine name → its categories."""
-
-    engines: dict[str, frozenset[str]]
-    categories: frozenset[str]
 
 
 @dataclass(frozen=True)

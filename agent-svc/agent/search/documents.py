@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from agent.answers.page_answers import KINDS, answer_pages
+from agent.answers.page_answers import answer_pages
 from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
-from agent.core.query import SearchQuery
+from agent.core.pages import Extracted, Extraction, Page
+from agent.core.query import PAGE_ASK_KINDS, SearchQuery
 from agent.core.sources import source
-from agent.pages.extract import Extracted, Extraction, Page
 from agent.pages.loading import failure_warning, fetch_pages
 
 SUPPORTED = ("markdown", "html", "rawHtml", "links")
@@ -24,7 +24,7 @@ SUPPORTED = ("markdown", "html", "rawHtml", "links")
 async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
     """The outcome with a Document for every result of a scraped source, when scrapeOptions asks for one."""
     formats = [f for f in query.scrape_formats if f in SUPPORTED]
-    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED) - set(KINDS))
+    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED) - set(PAGE_ASK_KINDS))
     if unsupported:
         outcome = outcome.warned(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
     if not formats and not query.page_asks:

@@ -18,13 +18,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from wisp_obs.requests import request_id
 
-from agent.answers.page_answers import KINDS, PageAsk, answer_pages
+from agent.answers.page_answers import answer_pages, page_ask
 from agent.api.firecrawl import ScrapeOptions
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.outcome import SearchOutcome
+from agent.core.pages import Extraction, Page
+from agent.core.query import PAGE_ASK_KINDS, PageAsk
 from agent.errors import BadRequest, WispError
 from agent.index.crawl.options import FIRECRAWL_FORMATS, MAX_URL_CHARS, check_page_url
-from agent.pages.extract import Extraction, Page
 from agent.pages.failures import failure
 from agent.pages.loading import fetch_pages
 from agent.search.documents import SUPPORTED, document
@@ -107,7 +108,7 @@ class _PageFields(BaseModel):
         if self.actions:
             raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
                                "actions are not supported: Wisp fetches pages without a browser")
-        asks = tuple(PageAsk.of(item) for item in items if item["type"] in KINDS)
+        asks = tuple(page_ask(item) for item in items if item["type"] in PAGE_ASK_KINDS)
         if len({a.kind for a in asks}) < len(asks):
             raise BadRequest("formats name summary, json and question at most once each")
         return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in SUPPORTED)), asks,
@@ -115,7 +116,7 @@ class _PageFields(BaseModel):
 
     def _warnings(self, names: list[str]) -> tuple[str, ...]:
         warnings = []
-        if skipped := sorted(set(names) - set(SUPPORTED) - set(KINDS)):
+        if skipped := sorted(set(names) - set(SUPPORTED) - set(PAGE_ASK_KINDS)):
             warnings.append(f"formats {skipped} are not supported and were skipped")
         ignored = [name for name, value in (("includeTags", self.includeTags), ("excludeTags", self.excludeTags),
                                             ("headers", self.headers), ("location", self.location),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TypeVar
 
@@ -20,6 +20,8 @@ from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest, SearchTimeout
+from agent.ranking.features import FEATURES
+from agent.ranking.fusion import FUSIONS
 from agent.ranking.modes import MODES
 from agent.search.documents import attach_documents
 from agent.services import Services
@@ -69,6 +71,23 @@ def prepared(query: SearchQuery, settings: Settings) -> SearchQuery:
     _known(MODES, query.retrieval_mode, "retrieval_mode")
     _known(SEARCH_TYPES, query.search_type, "search_type")
     return query
+
+
+def check_names(settings: Settings) -> None:
+    """A ValueError naming the setting when a setting names no registered mode, search type, fusion or page
+    feature: checked where the app is made, so that a typo fails the start, not the first request."""
+    _registered(settings.default_retrieval_mode, MODES, "DEFAULT_RETRIEVAL_MODE")
+    _registered(settings.default_search_type, SEARCH_TYPES, "DEFAULT_SEARCH_TYPE")
+    for name in ("semantic_fusion", "hybrid_fusion"):
+        _registered(getattr(settings, name), FUSIONS, name.upper())
+    for name in ("semantic_fusion_weights", "hybrid_fusion_weights"):
+        for feature in getattr(settings, name):
+            _registered(feature, FEATURES, f"{name.upper()} key")
+
+
+def _registered(name: str, registry: Mapping[str, object], setting: str) -> None:
+    if name not in registry:
+        raise ValueError(f"{setting} {name!r} is not registered; available: {', '.join(registry)}")
 
 
 def _known(registry: dict[str, T], name: str, field: str) -> T:

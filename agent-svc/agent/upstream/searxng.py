@@ -17,27 +17,12 @@ import httpx
 
 from agent import metrics
 from agent.core.dates import parse_iso
+from agent.core.hits import EngineCatalog, Hit
 from agent.errors import BadRequest, UpstreamError
-from agent.retrieval.translation import EngineCatalog
 from agent.upstream.engine_health import EngineHealth
 
 _RESOLUTION = re.compile(r"(\d+)\s*[x×]\s*(\d+)")
 RETRY_MIN_S = 1.0  # the least budget worth a second try at a search SearXNG failed with a 5xx
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One SearXNG result, normalized across dialects; absent optional values are None, never ""."""
-
-    url: str
-    title: str
-    content: str
-    published: datetime | None = None
-    engines: tuple[str, ...] = ()
-    category: str | None = None
-    img_src: str | None = None
-    thumbnail: str | None = None
-    resolution: tuple[int, int] | None = None
 
 
 @dataclass

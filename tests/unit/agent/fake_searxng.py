@@ -12,8 +12,9 @@ import httpx
 from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
+from agent.core.pages import Fetched
 from agent.index.ingest import Ingest
-from agent.pages.fetch import Fetched, Fetcher, FetchPolicy
+from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.services import Services
 from agent.upstream.llm import LLMClient

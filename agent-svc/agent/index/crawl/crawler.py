@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
 from agent.index.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
 from agent.index.crawl.options import CrawlOptions
@@ -21,7 +22,7 @@ from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
-from agent.pages.extract import Extraction, Page, extract_page
+from agent.pages.extract import extract_page
 from agent.pages.failures import failure
 from agent.pages.workers import WorkerDied
 from agent.search.documents import SUPPORTED, document

@@ -12,13 +12,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import re2
 
+from agent.config import DEFAULT_JUNK_PATHS
 from agent.index.crawl.options import MAX_URL_CHARS, CrawlOptions
 
-DEFAULT_JUNK_PATHS = (
-    r"(?i)(^|/)(about|about-us|blog|blogs|news|changelog|changes|release-?notes|tags?|categor(y|ies)|search|"
-    r"login|log-in|signin|sign-in|signup|register|account|cart|share|print|feed|rss|atom|comments?)"
-    r"(/|\.[a-z]+$|$)|(^|/)Special:|[?&](action|oldid|diff|printable)="
-)
 _NOT_PAGES = re2.compile(
     r"(?i)\.(png|jpe?g|gif|webp|svg|ico|bmp|tiff?|mp[34]|m4a|ogg|wav|webm|avi|mov|zip|gz|tgz|bz2|xz|7z|rar|tar|"
     r"deb|rpm|exe|msi|dmg|iso|bin|woff2?|ttf|eot|css|js|mjs|map|json|xml|rss|atom)$"

@@ -15,6 +15,7 @@ from dataclasses import replace
 from agent import metrics
 from agent.config import Settings
 from agent.core.context import SearchContext
+from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
@@ -26,7 +27,6 @@ from agent.ranking.pack import context_text, pack
 from agent.ranking.runner import RankSpec, run_ranked
 from agent.retrieval.dedupe import normalize_url
 from agent.retrieval.indexed import IndexedHit, index_hits
-from agent.upstream.searxng import Hit
 
 
 async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:

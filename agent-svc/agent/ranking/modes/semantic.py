@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from agent.config import Settings
 from agent.core.context import SearchContext
+from agent.core.passage import Passage
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
-from agent.ranking.evidence import Passage, bm25_order
+from agent.ranking.evidence import bm25_order
 from agent.ranking.runner import RankSpec, Scored, Scores
 
 

@@ -11,11 +11,11 @@ from agent.api.firecrawl import (
     v1_response,
     v2_response,
 )
+from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SourceRequest
 from agent.core.timings import StageTimings
 from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, SearchTimeout, UpstreamError
-from agent.upstream.searxng import Hit
 
 
 def v2(**body) -> object:

@@ -1,7 +1,7 @@
 import pytest
 
-from agent.pages.extract import Extraction, ExtractionFailed, cut, decode, extract, extract_page
-from agent.pages.fetch import Fetched
+from agent.core.pages import Extraction, Fetched
+from agent.pages.extract import ExtractionFailed, cut, decode, extract, extract_page
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
 <meta name="description" content="How WAL works."><meta name="date" content="2022-11-16"></head>

@@ -1,8 +1,7 @@
 import pytest
 
-from agent.pages.extract import Page
+from agent.core.pages import Fetched, Page
 from agent.pages.failures import failure
-from agent.pages.fetch import Fetched
 
 URL = "https://a.test/x"
 

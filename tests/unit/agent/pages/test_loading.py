@@ -5,7 +5,7 @@ import time
 from dataclasses import replace
 
 from agent.core.context import SearchContext
-from agent.pages.extract import Extraction
+from agent.core.pages import Extraction
 from agent.pages.loading import fetch_pages
 
 from ..fake_searxng import FakeSearxng

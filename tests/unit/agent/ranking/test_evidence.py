@@ -1,6 +1,7 @@
 from wisp_text.chunking import Chunk
 
-from agent.ranking.evidence import Passage, bm25_order, snippet_chunk
+from agent.core.passage import Passage, snippet_chunk
+from agent.ranking.evidence import bm25_order
 
 
 def test_a_scored_text_carries_its_heading_once() -> None:

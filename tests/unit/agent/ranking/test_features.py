@@ -1,11 +1,8 @@
 import math
 
-import pytest
-
-from agent.config import Settings
+from agent.core.hits import Hit
 from agent.ranking.candidates import Candidate
 from agent.ranking.features import FEATURES, page_features
-from agent.upstream.searxng import Hit
 
 
 def test_each_feature_has_a_value_per_candidate() -> None:
@@ -15,11 +12,3 @@ def test_each_feature_has_a_value_per_candidate() -> None:
     assert set(columns) == set(FEATURES) and all(len(v) == 2 for v in columns.values())
     assert columns["prior"] == [0.0, -math.log(2)] and columns["pass1"] == [0.0, 0.0]
     assert columns["title"][0] > columns["title"][1]  # "rebase" is in the first page's title and URL
-
-
-def test_fusion_weights_name_known_features_only() -> None:
-    assert Settings(hybrid_fusion="linear", hybrid_fusion_weights={"score": 1, "title": 0.2}).hybrid_fusion == "linear"
-    with pytest.raises(ValueError, match="no page feature \\['clicks'\\]"):
-        Settings(hybrid_fusion_weights={"clicks": 1.0})
-    with pytest.raises(ValueError, match="'magic' is not a fusion"):
-        Settings(semantic_fusion="magic")

@@ -1,6 +1,6 @@
 from wisp_text.chunking import Chunk
 
-from agent.ranking.evidence import Passage
+from agent.core.passage import Passage
 from agent.ranking.pack import context_text, pack
 
 

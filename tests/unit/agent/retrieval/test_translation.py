@@ -2,10 +2,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent.core.hits import EngineCatalog
 from agent.core.query import SearchQuery, SourceRequest
 from agent.errors import BadRequest
 from agent.retrieval.translation import (
-    EngineCatalog,
     ResultFilter,
     category_label,
     language,

@@ -1,7 +1,6 @@
 from datetime import UTC, datetime
 
-from agent.pages.extract import Extracted, Page
-from agent.pages.fetch import Fetched
+from agent.core.pages import Extracted, Fetched, Page
 from agent.search.documents import document
 
 URL = "https://a.org/x"

@@ -10,13 +10,13 @@ import httpx
 import pytest
 
 from agent.api.firecrawl import parsed
+from agent.core.pages import Fetched
 from agent.errors import BadRequest, InvalidRequestBody
-from agent.pages.fetch import Fetched
 from agent.search.scrape import MAX_FORMATS, ScrapeFailed, ScrapeJob, ScrapeRequest, V1ScrapeRequest, scrape
 
+from ..answers.test_rich import FakeLLM
 from ..fake_searxng import FakeSearxng
 from ..pages.test_loading import StuckPool
-from ..answers.test_rich import FakeLLM
 
 URL = "https://docs.test/wal.html"
 PAGE = ("<html lang='en'><head><title>Write-Ahead Logging</title><meta name='description' content='How WAL works'>"

@@ -3,11 +3,12 @@ import time
 
 import pytest
 
+from agent.app import create_app
 from agent.config import Settings
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest, SearchTimeout
 from agent.ranking.modes import MODES
-from agent.search.service import SEARCH_TYPES, run_search
+from agent.search.service import SEARCH_TYPES, check_names, run_search
 
 from ..fake_searxng import FakeSearxng
 
@@ -30,10 +31,16 @@ def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: 
         run(FakeSearxng(), **{field: value})
 
 
-def test_the_default_mode_is_checked_against_the_registry() -> None:
-    assert Settings(default_retrieval_mode="hybrid").default_retrieval_mode == "hybrid"
-    with pytest.raises(ValueError, match="DEFAULT_RETRIEVAL_MODE 'neural' is not a retrieval mode"):
-        Settings(default_retrieval_mode="neural")
+def test_settings_are_checked_against_the_registries_where_the_app_is_made() -> None:
+    check_names(Settings(default_retrieval_mode="hybrid", hybrid_fusion_weights={"score": 1, "title": 0.2}))
+    for bad, message in [({"default_retrieval_mode": "neural"}, "DEFAULT_RETRIEVAL_MODE 'neural' is not registered"),
+                         ({"default_search_type": "deep"}, "DEFAULT_SEARCH_TYPE 'deep' is not registered"),
+                         ({"semantic_fusion": "magic"}, "SEMANTIC_FUSION 'magic' is not registered"),
+                         ({"hybrid_fusion_weights": {"clicks": 1.0}}, "HYBRID_FUSION_WEIGHTS key 'clicks'")]:
+        with pytest.raises(ValueError, match=message):
+            check_names(Settings(**bad))
+        with pytest.raises(ValueError, match=message):
+            create_app(Settings(**bad))
 
 
 def test_the_requests_timeout_is_a_408_not_a_hang() -> None:
@@ -53,9 +60,3 @@ def test_unsupported_formats_are_reported() -> None:
     outcome, _ = run(FakeSearxng(), scrape_formats=["screenshot", "branding"])
     assert outcome.warnings == ("scrapeOptions.formats ['branding', 'screenshot'] are not supported yet and were "
                                 "skipped",)
-
-
-def test_the_default_search_type_is_checked_against_the_registry() -> None:
-    assert Settings(default_search_type="rich").default_search_type == "rich"
-    with pytest.raises(ValueError, match="DEFAULT_SEARCH_TYPE 'deep' is not a search type"):
-        Settings(default_search_type="deep")

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from agent.core.pages import Fetched
 from agent.index.crawl.crawler import run_crawl
 from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
-from agent.pages.fetch import Fetched
 from agent.pages.workers import WorkerDied
 from agent.services import Services
 from agent.upstream.semantic import SemanticUnavailable

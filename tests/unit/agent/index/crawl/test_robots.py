@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from agent.core.pages import Fetched
 from agent.index.crawl.robots import Robots, RobotsCache
-from agent.pages.fetch import Fetched
 
 ROBOTS = """
 User-agent: *

@@ -1,0 +1,76 @@
+"""What a request knows of one page: how it was fetched, how it was extracted, and the text that came out (or
+why none did). The values every stage from fetching to answering passes along."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from wisp_text.chunking import Chunk
+
+FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "unsupported_type",
+                       "too_many_redirects", "connect_error", "error"]
+
+
+@dataclass
+class Fetched:
+    """One fetch: the body on success, else `error` (and the HTTP status when there was one)."""
+
+    url: str  # as asked
+    final_url: str
+    status: int | None = None
+    content_type: str = ""
+    body: bytes = b""
+    charset: str | None = None
+    error: str | None = None
+    outcome: FetchOutcome = "ok"  # the error's kind, for metrics
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Extracted:
+    url: str
+    markdown: str
+    title: str = ""
+    description: str = ""
+    published: datetime | None = None
+    language: str | None = None
+    raw_html: str = ""
+    html: str | None = None  # cleaned main content, only when asked for
+    links: list[str] = field(default_factory=list)
+    chunks: tuple[Chunk, ...] = ()  # of `markdown`, when ranking asked for them
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """How a page was extracted: ranking wants main content in chunks, scrapeOptions may want more."""
+
+    main_only: bool = True
+    document: bool = False  # Firecrawl's other formats (cleaned HTML, raw HTML, links) too
+    chunk_chars: int | None = None  # chunk the text for ranking, at this size
+    # ranking reads no further into a page than this: extraction takes about 1.5 s per MB of HTML, and a 5.8 MB
+    # all-in-one manual held hybrid answers for 8 s (a Document always gets its whole page)
+    max_bytes: int | None = None
+
+    def served_by(self, done: Extraction) -> bool:
+        """Whether a page extracted as `done` serves this: document formats and chunks may come extra."""
+        return (done.main_only == self.main_only and (done.document or not self.document)
+                and (self.chunk_chars is None or done.chunk_chars == self.chunk_chars))
+
+
+@dataclass(frozen=True)
+class Page:
+    """A result's page as one request fetched it: extracted text, or why there is none."""
+
+    fetched: Fetched
+    extracted: Extracted | None = None
+    error: str | None = None
+    extraction: Extraction | None = None  # None: fetched, not extracted yet
+
+    def serves(self, wanted: Extraction) -> bool:
+        """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""
+        return self.extraction is not None and (not self.fetched.ok or wanted.served_by(self.extraction))

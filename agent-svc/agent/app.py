@@ -35,6 +35,7 @@ from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
+from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
 from agent.upstream.searxng import SearxngClient
@@ -67,13 +68,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await pool.start()
             semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
                                       settings.index_collection)
-            app.state.services = services = Services(
-                settings, searxng, semantic, Fetcher(fetch_http, policy), pool,
-                LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
-                          settings.llm_system_role),
-                Ingest(semantic, settings))
+            llm = LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
+                            settings.llm_system_role)
+            app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
+                                                     Fetcher(fetch_http, policy), pool, Ingest(semantic, settings))
             store = JobStore(settings.crawl_db)
-            app.state.crawls = crawls = Crawls(services, store)
+            app.state.crawls = crawls = Crawls(services.crawl_tools(), store)
             await crawls.resume()
             checking = asyncio.create_task(log_model_costs(semantic))
             try:
@@ -96,13 +96,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         query = await _admitted_query(request, V2SearchRequest)
         if query.stream:
             return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
-        outcome, ctx = await run_search(query, request.app.state.services)
-        return JSONResponse(v2_response(outcome, query, ctx.timings))
+        outcome = await run_search(query, request.app.state.services)
+        return JSONResponse(v2_response(outcome, query))
 
     @app.post("/v1/search")
     async def search_v1(request: Request) -> JSONResponse:
         query = await _admitted_query(request, V1SearchRequest)
-        outcome, _ = await run_search(query, request.app.state.services)
+        outcome = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
     app.include_router(crawl_routes.router)

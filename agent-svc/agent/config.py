@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(320, ge=16, le=8192, description="Longest answer, in tokens")
     rich_deadline_s: float = Field(60.0, gt=0, description="Deadline of a rich answer from the search's start "
                                    "(the request's timeout when smaller)")
+    verify_reserve_s: float = Field(1.5, ge=0, description="Time a rich answer keeps from the LLM for its claim "
+                                    "check (0.5–1.2 s measured)")
     rich_context_chars: int = Field(4000, ge=500, description="Budget of the sources given to the LLM, in characters")
     # calibrated on the dev set with the offline embedder (README, rich answers): every answerable query's best
     # packed passage reaches 0.449, 5 of the 7 unanswerable stay below 0.391; a sentence copied from its source

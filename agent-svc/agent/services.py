@@ -1,24 +1,37 @@
-"""The process's services, made once at start-up: the settings and the clients of every upstream."""
+"""The process's services, made once at start-up: the upstream clients, the page fetcher and its extraction
+workers, and the index's writer. Only the API and the request services (search/) see this whole set; every
+stage below gets the few parts it uses."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.config import Settings
+from agent.core.context import Budget, SearchContext
+from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher
+from agent.pages.loading import RequestPages
 from agent.pages.workers import WorkerPool
-from agent.upstream.llm import LLMClient
-from agent.upstream.searxng import SearxngClient
-from agent.upstream.semantic import SemanticClient
+from agent.upstream.clients import Upstreams
 
 
 @dataclass(frozen=True)
 class Services:
-    settings: Settings
-    searxng: SearxngClient
-    semantic: SemanticClient
+    upstreams: Upstreams
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
-    llm: LLMClient  # rich answers
     ingest: Ingest  # pages into the vector index
+
+    @property
+    def settings(self) -> Settings:
+        return self.upstreams.settings
+
+    def context(self, timeout_s: float, on_text: Callable[[str], None] | None = None) -> SearchContext:
+        """A new request's context: its budget from now, and its own pages."""
+        return SearchContext(Budget.of(self.settings, timeout_s), RequestPages(self.fetcher, self.cpu_pool),
+                             on_text=on_text)
+
+    def crawl_tools(self) -> CrawlTools:
+        return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest)

@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agent.answers.synthesis import Claim, Source, sentences
-
-if TYPE_CHECKING:  # search_context imports the pages, which import it back
-    from agent.core.context import SearchContext
+from agent.core.context import SearchContext
+from agent.upstream.semantic import SemanticClient
 
 WINDOW = 2  # sentences per piece of evidence
 
@@ -28,18 +26,19 @@ class Checked:
     score: float | None  # None: it cites nothing, so nothing was checked
 
 
-async def checked(claims: Sequence[Claim], sources: Sequence[Source], floor: float, ctx: SearchContext
-                  ) -> tuple[Checked, ...]:
+async def checked(claims: Sequence[Claim], sources: Sequence[Source], floor: float, ctx: SearchContext,
+                  semantic: SemanticClient) -> tuple[Checked, ...]:
     """Each claim with its verdict; raises Degraded when semantic-svc cannot score."""
     by_number = {s.number: s for s in sources}
-    return tuple(await asyncio.gather(*(_check(c, by_number, floor, ctx) for c in claims)))
+    return tuple(await asyncio.gather(*(_check(c, by_number, floor, ctx, semantic) for c in claims)))
 
 
-async def _check(claim: Claim, sources: dict[int, Source], floor: float, ctx: SearchContext) -> Checked:
+async def _check(claim: Claim, sources: dict[int, Source], floor: float, ctx: SearchContext,
+                 semantic: SemanticClient) -> Checked:
     evidence = [w for n in claim.citations if n in sources for text in sources[n].texts for w in windows(text)]
     if not evidence:
         return Checked(claim, supported=False, score=None)
-    scores = await ctx.services.semantic.similarity(claim.text, evidence, ctx.rich_remaining_s())
+    scores = await semantic.similarity(claim.text, evidence, ctx.rich_remaining_s())
     best = max(scores)
     return Checked(claim, supported=best >= floor, score=round(best, 4))
 

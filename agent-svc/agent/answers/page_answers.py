@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wisp_text.chunking import Chunk
 
 from agent import metrics
 from agent.answers.structured import checked_schema, structured
+from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.passage import Passage
 from agent.core.query import PAGE_ASK_KINDS, PageAsk
 from agent.errors import BadRequest
-from agent.upstream.llm import LLMUnavailable
-
-if TYPE_CHECKING:  # the search context imports the pages
-    from agent.core.context import SearchContext
+from agent.upstream.llm import LLMClient, LLMUnavailable
 
 AT_ONCE = 4  # asks sent to the LLM server together (it queues the rest anyway)
 
@@ -46,17 +44,17 @@ def page_ask(item: dict[str, Any]) -> PageAsk:
                    prompt if isinstance(prompt, str) else None)
 
 
-async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_chars: int, ctx: SearchContext
-                       ) -> SearchOutcome:
+async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_chars: int, ctx: SearchContext,
+                       llm: LLMClient) -> SearchOutcome:
     """The outcome's Documents with what each ask gave for their page."""
     pages = {url: page.extracted.markdown for url in outcome.documents
-             if (page := ctx.pages.get(url)) is not None and page.extracted is not None}
+             if (page := outcome.pages.get(url)) is not None and page.extracted is not None}
     jobs = [(url, ask) for url in pages for ask in asks]
     at_once = asyncio.Semaphore(AT_ONCE)
 
     async def bounded(ask: PageAsk, url: str) -> tuple[Any, str | None]:
         async with at_once:
-            return await _ask(ask, url, pages[url][:page_chars], ctx)
+            return await _ask(ask, url, pages[url][:page_chars], ctx, llm)
 
     results = await asyncio.gather(*(bounded(ask, url) for url, ask in jobs))
     documents = {url: dict(doc) for url, doc in outcome.documents.items()}
@@ -72,8 +70,8 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
     return replace(outcome, documents=documents).warned(warning)
 
 
-async def _ask(ask: PageAsk, url: str, text: str, ctx: SearchContext) -> tuple[Any, str | None]:
-    llm, remaining = ctx.services.llm, ctx.llm_remaining_s
+async def _ask(ask: PageAsk, url: str, text: str, ctx: SearchContext, llm: LLMClient) -> tuple[Any, str | None]:
+    remaining = ctx.llm_remaining_s
     if ask.kind == "json":
         page = [Passage(url, "", Chunk(0, text, ""))]
         schema = ask.schema or {"type": "object"}

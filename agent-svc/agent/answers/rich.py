@@ -25,45 +25,47 @@ from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import Degraded
 from agent.ranking.pack import context_text, pack
+from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMUnavailable, Reply
 
 SNIPPET_SOURCES = 8  # modes without passages (keyword) answer from this many snippets
 
 
-async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
-    settings = ctx.services.settings
+async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
+    settings = up.settings
     packed = pack(list(outcome.packed) or _snippets(outcome), settings.rich_context_chars, settings.pack_per_url)
     # the context returned is what the model read, so that its [n] are the answer's
     outcome = replace(outcome, context=context_text(packed), packed=tuple(packed))
     sources = sources_of(packed)
-    if not sources or await _below_floor(query.query, packed, settings.rich_abstain_below, ctx):
+    if not sources or await _below_floor(query.query, packed, settings.rich_abstain_below, ctx, up):
         return replace(outcome, answer=_answer(Draft("", (), abstained=True), (), sources, None,
                                                query.llm_model or settings.llm_model, {"llm": 0.0, "verify": 0.0}))
     with ctx.timings.stage("llm"):
-        reply, (value, json_warning) = await asyncio.gather(_reply(query, packed, ctx), _json(query, packed, ctx))
+        reply, (value, json_warning) = await asyncio.gather(_reply(query, packed, ctx, up),
+                                                            _json(query, packed, ctx, up))
     if isinstance(reply, LLMUnavailable):
         metrics.degraded("llm_unavailable")
         return outcome.warned(f"{reply}: the sources come without an answer", json_warning)
     written = without_prompt(reply.text, query.query, packed)
     if not written:
         metrics.degraded("llm_echo")
-        return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) wrote back its prompt "
+        return outcome.warned(f"the LLM at {up.llm.base_url} ({reply.model}) wrote back its prompt "
                               "instead of an answer: the sources come without an answer", json_warning)
     answer = draft(written, sources)
     if not answer.abstained and not answer.text:
         metrics.degraded("llm_citations")
-        return outcome.warned(f"the LLM at {ctx.services.llm.base_url} ({reply.model}) cited only sources that do "
+        return outcome.warned(f"the LLM at {up.llm.base_url} ({reply.model}) cited only sources that do "
                               "not exist: the sources come without an answer", json_warning)
     with ctx.timings.stage("verify"):
-        verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx)
+        verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx, up)
     stages = ctx.timings.as_dict()
     body = _answer(answer, verdicts, sources, value, reply.model, {"llm": stages["llm"], "verify": stages["verify"]})
     return replace(outcome.warned(json_warning, verify_warning), answer=body)
 
 
-async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext) -> Reply | LLMUnavailable:
-    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.llm_remaining_s(), \
-        ctx.services.llm
+async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
+                 ) -> Reply | LLMUnavailable:
+    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.llm_remaining_s(), up.llm
     try:
         if ctx.on_text:
             return await llm.stream(chat, budget, ctx.on_text, model=query.llm_model)
@@ -72,31 +74,32 @@ async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchConte
         return e
 
 
-async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext) -> tuple[Any, str | None]:
+async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
+                ) -> tuple[Any, str | None]:
     if query.output_schema is None:
         return None, None
     value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
-                                      ctx.services.llm, ctx.llm_remaining_s, query.llm_model)
+                                      up.llm, ctx.llm_remaining_s, query.llm_model)
     if warning:
         metrics.degraded("output_schema")
     return value, warning
 
 
-async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext) -> bool:
+async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext,
+                       up: Upstreams) -> bool:
     """Whether no packed passage is close enough to the question to answer it (semantic-svc down: unknown,
     so the LLM decides)."""
     try:
-        scores = await ctx.services.semantic.similarity(question, [p.scored_text for p in packed],
-                                                        ctx.rich_remaining_s())
+        scores = await up.semantic.similarity(question, [p.scored_text for p in packed], ctx.rich_remaining_s())
     except Degraded:
         return False
     return max(scores, default=0.0) < floor
 
 
-async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext
+async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext, up: Upstreams
                     ) -> tuple[tuple[Checked, ...], str | None]:
     try:
-        return await checked(answer.claims, sources, floor, ctx), None
+        return await checked(answer.claims, sources, floor, ctx, up.semantic), None
     except Degraded as e:
         metrics.degraded("claims_unchecked")
         unchecked = tuple(Checked(c, supported=False, score=None) for c in answer.claims)

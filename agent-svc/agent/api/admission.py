@@ -18,6 +18,7 @@ from starlette.requests import Request
 
 from agent.core.query import SearchQuery
 from agent.errors import RateLimited
+from agent.ranking.modes import MODES
 
 WINDOW_S = 60.0
 CLIENT = "wisp.client"  # scope keys the gate sets: who calls, and what to free when the response is done
@@ -96,10 +97,10 @@ class ConcurrencyCap:
 
 
 def is_costly(query: SearchQuery) -> bool:
-    """Every mode but keyword, reranking, rich answers, and pages fetched for Documents or per-page answers:
-    they use the extraction workers, semantic-svc's model or the LLM, up to seconds of CPU each. The query
-    must be `prepared` (its mode filled in)."""
-    return (query.retrieval_mode != "keyword" or query.rerank or query.search_type == "rich"
+    """A costly mode (its registry entry says), reranking, rich answers, and pages fetched for Documents or
+    per-page answers: they use the extraction workers, semantic-svc's model or the LLM, up to seconds of CPU
+    each. The query must be `prepared` (its mode filled in)."""
+    return (MODES[query.retrieval_mode].costly or query.rerank or query.search_type == "rich"
             or bool(query.scrape_formats) or bool(query.page_asks))
 
 

@@ -27,7 +27,7 @@ def _base_url(request: Request) -> str:
 @router.post("/v1/crawl")
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
-    options = (await read_request(request, CrawlRequest)).to_options(crawls.services.settings.crawl_max_pages)
+    options = (await read_request(request, CrawlRequest)).to_options(crawls.tools.settings.crawl_max_pages)
     return JSONResponse(started_body(await crawls.start(options), _base_url(request)))
 
 

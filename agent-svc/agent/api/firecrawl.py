@@ -31,7 +31,6 @@ from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.query import PAGE_ASK_KINDS, PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
-from agent.core.timings import StageTimings
 from agent.errors import BadRequest, InvalidRequestBody, WispError
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
@@ -201,7 +200,7 @@ class V2SearchRequest(_SearchRequestBase):
             retrieval_mode=self.retrieval_mode or "",  # "": the service's DEFAULT_RETRIEVAL_MODE
             fetch_top=self.fetch_top,
             explain=bool(self.explain),
-            rerank=bool(self.rerank),
+            rerank=self.rerank,
             search_type=self.search_type or "",  # "": the service's DEFAULT_SEARCH_TYPE
             output_schema=checked_schema(self.output_schema) if self.output_schema is not None else None,
             system_prompt=self.system_prompt,
@@ -251,7 +250,7 @@ def _limits(info: ValidationInfo) -> RequestLimits | None:
     return (info.context or {}).get("limits")
 
 
-def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTimings) -> dict[str, Any]:
+def v2_response(outcome: SearchOutcome, query: SearchQuery) -> dict[str, Any]:
     data = {
         source: [{**_item(source, hit, position, query.categories), **_ranking(outcome, hit),
                   **outcome.documents.get(hit.url, {})} for position, hit in enumerate(hits, 1)]
@@ -268,7 +267,7 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery, timings: StageTiming
         body["explain"] = outcome.explain
     if outcome.answer is not None:
         body["answer"] = outcome.answer
-    body["timings_ms"] = timings.as_dict()
+    body["timings_ms"] = dict(outcome.timings)
     return body
 
 

@@ -46,8 +46,10 @@ class IndexDeleteRequest(BaseModel):
 async def similar_pages(request: Request) -> JSONResponse:
     body = await read_request(request, SimilarRequest)
     admit_costly(request)
-    outcome, query, ctx = await run_similar(body.url, body.limit, body.timeout, request.app.state.services)
-    return JSONResponse(v2_response(outcome, query, ctx.timings))
+    services = request.app.state.services
+    outcome, query = await run_similar(body.url, body.limit, body.timeout, services.context(body.timeout / 1000),
+                                       services.upstreams)
+    return JSONResponse(v2_response(outcome, query))
 
 
 @router.get("/v2/index/stats")

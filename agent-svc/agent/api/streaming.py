@@ -29,7 +29,7 @@ async def search_events(query: SearchQuery, services: Services) -> AsyncIterator
             if text is not None:
                 yield event("answer.delta", {"text": text})
         try:
-            outcome, ctx = search.result()
+            outcome = search.result()
         except WispError as e:
             yield event("error", {**error_body(e), "status": e.status})
             return
@@ -38,7 +38,7 @@ async def search_events(query: SearchQuery, services: Services) -> AsyncIterator
             failure = WispError(f"Internal server error ({type(e).__name__}); the details are in agent-svc's log")
             yield event("error", {**error_body(failure), "status": 500})
             return
-        yield event("done", v2_response(outcome, query, ctx.timings))
+        yield event("done", v2_response(outcome, query))
     finally:
         search.cancel()
 

@@ -1,37 +1,69 @@
-"""One request's running state: its deadlines, its stage timings, and the pages it has fetched so far."""
+"""One request's frozen budget and what it records: when each stage must stop, the stage timings, the pages it
+loads (through one small interface, so that no page is fetched twice), and where a streamed answer goes.
+
+Nothing here is a back channel: stages return what they produce; the context only bounds and records them.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from agent.core.pages import Page
+from agent.config import Settings
+from agent.core.pages import Extraction, Page
 from agent.core.timings import StageTimings
-from agent.services import Services
 
 # a stage bounded by the request's own timeout stops this early, so the search answers (degraded) instead of
 # the timeout's 408 taking its work
 RESPONSE_RESERVE_S = 0.25
 FINISH_RESERVE_S = 0.15  # after scoring: fusing, packing and answering take a few milliseconds; the rest is slack
-VERIFY_RESERVE_S = 1.5  # kept from the LLM for a rich answer's claim check (0.5–1.2 s measured)
 
 
-@dataclass
+class PageLoader(Protocol):
+    """The pages of one request: each fetched once, extracted as the caller asks."""
+
+    async def load(self, urls: Sequence[str], how: Extraction, deadline: float, timings: StageTimings
+                   ) -> dict[str, Page]:
+        ...
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A request's deadlines, fixed when it starts (time.monotonic() values and the settings' spans)."""
+
+    deadline: float  # by which the request's own `timeout` runs out
+    started: float
+    pipeline_s: float  # PIPELINE_DEADLINE_S
+    rank_reserve_s: float  # RANK_RESERVE_S
+    rich_s: float  # RICH_DEADLINE_S
+    verify_reserve_s: float  # VERIFY_RESERVE_S
+
+    @classmethod
+    def of(cls, settings: Settings, timeout_s: float) -> Budget:
+        now = time.monotonic()
+        return cls(now + timeout_s, now, settings.pipeline_deadline_s, settings.rank_reserve_s,
+                   settings.rich_deadline_s, settings.verify_reserve_s)
+
+
+@dataclass(frozen=True)
 class SearchContext:
-    services: Services
-    deadline: float  # time.monotonic() by which the request's own `timeout` runs out
+    budget: Budget
+    pages: PageLoader
     timings: StageTimings = field(default_factory=StageTimings)
-    started: float = field(default_factory=time.monotonic)
     on_text: Callable[[str], None] | None = None  # `stream`: gets the answer's text as the model writes it
-    pages: dict[str, Page] = field(default_factory=dict)  # by URL, so no page is fetched twice
+
+    @property
+    def deadline(self) -> float:
+        return self.budget.deadline
 
     def remaining_s(self) -> float:
-        return max(self.deadline - time.monotonic(), 0.0)
+        return max(self.budget.deadline - time.monotonic(), 0.0)
 
     def pipeline_deadline(self) -> float:
-        """The earlier of the request's timeout and the pipeline's own deadline (seed 001: 8 s)."""
-        return min(self.deadline, self.started + self.services.settings.pipeline_deadline_s)
+        """The earlier of the request's timeout and the pipeline's own deadline (8 s by default)."""
+        return min(self.budget.deadline, self.budget.started + self.budget.pipeline_s)
 
     def pipeline_remaining_s(self) -> float:
         return max(self.pipeline_deadline() - time.monotonic(), 0.0)
@@ -43,13 +75,20 @@ class SearchContext:
     def rich_remaining_s(self) -> float:
         """Time left for a rich answer's LLM and claim check: the request's timeout, at most RICH_DEADLINE_S
         from the start (a CPU model reads a long context slowly; the ranking deadline would cut every answer)."""
-        until = min(self.deadline - RESPONSE_RESERVE_S, self.started + self.services.settings.rich_deadline_s)
+        until = min(self.budget.deadline - RESPONSE_RESERVE_S, self.budget.started + self.budget.rich_s)
         return max(until - time.monotonic(), 0.0)
 
     def llm_remaining_s(self) -> float:
         """Time left for one LLM call: the rich answer's, less what the claim check needs after it."""
-        return self.rich_remaining_s() - VERIFY_RESERVE_S
+        return self.rich_remaining_s() - self.budget.verify_reserve_s
 
     def fetch_deadline(self) -> float:
-        """When fetching must stop, leaving the ranking reserve (seed 001: 1.5 s) before the deadline."""
-        return self.pipeline_deadline() - self.services.settings.rank_reserve_s
+        """When fetching must stop, leaving the ranking reserve (1.5 s by default) before the deadline."""
+        return self.pipeline_deadline() - self.budget.rank_reserve_s
+
+    async def load_pages(self, urls: Sequence[str], how: Extraction, deadline: float | None = None
+                         ) -> dict[str, Page]:
+        """The pages of `urls` extracted as `how` says, loading until `deadline` (by default the fetch
+        deadline); a page this request loaded already is not fetched again."""
+        return await self.pages.load(urls, how, self.fetch_deadline() if deadline is None else deadline,
+                                     self.timings)

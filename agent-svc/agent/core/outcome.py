@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent.core.hits import Hit
+from agent.core.pages import Page
 from agent.core.passage import Passage
 
 
@@ -28,6 +30,8 @@ class SearchOutcome:
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # scrapeOptions.formats, by URL
     packed: tuple[Passage, ...] = ()  # the passages of `context`, for a rich answer
     answer: dict[str, Any] | None = None  # search_type "rich"
+    pages: Mapping[str, Page] = field(default_factory=dict)  # the pages fetched for the results, by URL
+    timings: Mapping[str, float] = field(default_factory=dict)  # per stage, in ms, once the search is done
 
     def warned(self, *warnings: str | None) -> SearchOutcome:
         """The same outcome with these warnings added (None ones skipped)."""

@@ -49,7 +49,7 @@ class SearchQuery:
     main_content_only: bool = True  # scrapeOptions.onlyMainContent
     fetch_top: int | None = None  # None: the configured FETCH_TOP
     explain: bool = False
-    rerank: bool = False  # hybrid_vector: score the merged pool as hybrid mode does
+    rerank: bool | None = None  # hybrid_vector: score the merged pool as hybrid mode does (None: the default, yes)
     output_schema: dict | None = None  # rich: a checked JSON Schema for `answer.json`
     system_prompt: str | None = None  # rich: before Wisp's own rules
     llm_model: str | None = None  # rich: another model on the same server

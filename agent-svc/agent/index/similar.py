@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections import Counter
 from dataclasses import replace
 
@@ -24,12 +23,13 @@ from agent.core.pages import Extraction
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded, SearchTimeout, WispError
-from agent.pages.loading import failure_warning, fetch_pages
+from agent.pages.loading import failure_warning
 from agent.ranking.candidates import Candidate, interleave
 from agent.retrieval.dedupe import dedupe, normalize_url
 from agent.retrieval.indexed import index_hits
 from agent.retrieval.searxng_results import retrieve_candidates
-from agent.services import Services
+from agent.upstream.clients import Upstreams
+from agent.upstream.semantic import SemanticClient
 
 SEED_TERMS = 8
 FETCHED = 10
@@ -48,41 +48,41 @@ class SeedUnreadable(WispError):
     code = "SEED_UNREADABLE"
 
 
-async def run_similar(seed_url: str, limit: int, timeout_ms: int, services: Services
-                      ) -> tuple[SearchOutcome, SearchQuery, SearchContext]:
-    """`similar` within the request's timeout (408 past it); also the query and context it ran with."""
+async def run_similar(seed_url: str, limit: int, timeout_ms: int, ctx: SearchContext, up: Upstreams
+                      ) -> tuple[SearchOutcome, SearchQuery]:
+    """`similar` within the request's timeout (408 past it), with its timings; also the query it ran with."""
     query = SearchQuery(query=seed_url, limit=limit, timeout_ms=timeout_ms)
-    ctx = SearchContext(services, deadline=time.monotonic() + timeout_ms / 1000)
     try:
         async with asyncio.timeout(timeout_ms / 1000):
-            return await similar(seed_url, query, ctx), query, ctx
+            outcome = await similar(seed_url, query, ctx, up)
+            return replace(outcome, timings=ctx.timings.as_dict()), query
     except TimeoutError:
         raise SearchTimeout(f"similar pages were not found within the request's timeout of {timeout_ms} ms") from None
     finally:
         metrics.observe_stages("similar", ctx.timings)
 
 
-async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
     """The pages most like `seed_url`, best first, at most `query.limit` (`query` carries the request's
     options; its text is unused)."""
-    settings = ctx.services.settings
+    settings = up.settings
     how = Extraction(chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
-    seed = (await fetch_pages([seed_url], ctx, how))[seed_url]
+    seed = (await ctx.load_pages([seed_url], how))[seed_url]
     if seed.extracted is None or not seed.extracted.chunks:
         raise SeedUnreadable(f"the seed page could not be read: {seed.error or 'it holds no text'}")
     texts = [c.with_heading for c in seed.extracted.chunks]
     queries = seed_queries(seed.extracted.title, " ".join(texts))
     if not queries:
         raise SeedUnreadable("the seed page has no title and no word to search for")
-    outcome, candidates = await _candidates(queries, seed_url, query, ctx)
-    pages = await fetch_pages([c.url for c in candidates], ctx, how)
+    outcome, candidates = await _candidates(queries, seed_url, query, ctx, up)
+    pages = await ctx.load_pages([c.url for c in candidates], how)
     candidates = [replace(c, page=pages[c.url]) for c in candidates]
     outcome = outcome.warned(failure_warning(pages))
     firsts = [(c.evidence() or (None,))[0] for c in candidates]
     try:
         with ctx.timings.stage("embed"):
             scores = await _cosine_to_mean(texts[:2], [p.scored_text if p else c.url for p, c in
-                                                       zip(firsts, candidates, strict=True)], ctx)
+                                                       zip(firsts, candidates, strict=True)], ctx, up.semantic)
     except Degraded as e:
         metrics.degraded("searxng_order")
         ordered = [(c, None) for c in candidates]
@@ -102,12 +102,12 @@ def seed_queries(title: str, text: str) -> list[str]:
     return [q for q in dict.fromkeys(queries) if q][:3]
 
 
-async def _candidates(queries: list[str], seed_url: str, query: SearchQuery, ctx: SearchContext
+async def _candidates(queries: list[str], seed_url: str, query: SearchQuery, ctx: SearchContext, up: Upstreams
                       ) -> tuple[SearchOutcome, list[Candidate]]:
     """SearXNG's results for each query, interleaved, then the index's; without the seed, each page once."""
-    asks = [retrieve_candidates(replace(query, query=q, sources=query.sources[:1]), ctx) for q in queries]
+    asks = [retrieve_candidates(replace(query, query=q, sources=query.sources[:1]), ctx, up) for q in queries]
     *searched, indexed = await asyncio.gather(*asks, index_hits(replace(query, query=" ".join(queries[1:2])
-                                                                        or queries[0]), ctx, FETCHED),
+                                                                        or queries[0]), ctx, up, FETCHED),
                                               return_exceptions=True)
     warnings, lists = [], []
     for q, result in zip(queries, searched, strict=True):
@@ -126,8 +126,8 @@ async def _candidates(queries: list[str], seed_url: str, query: SearchQuery, ctx
     return SearchOutcome({DEFAULT_SOURCE: []}, tuple(warnings)), candidates
 
 
-async def _cosine_to_mean(seed: list[str], passages: list[str], ctx: SearchContext) -> list[float]:
-    semantic = ctx.services.semantic
+async def _cosine_to_mean(seed: list[str], passages: list[str], ctx: SearchContext, semantic: SemanticClient
+                          ) -> list[float]:
     if len(seed) == 1:
         return await semantic.similarity(seed[0], passages, ctx.pipeline_remaining_s())
     to_a, to_b = await asyncio.gather(semantic.similarity(seed[0], [*passages, seed[1]], ctx.pipeline_remaining_s()),

@@ -23,6 +23,7 @@ from agent.core.query import SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.searxng_results import retrieve_candidates
+from agent.upstream.clients import Upstreams
 
 _QUESTION_WORDS = frozenset(
     "a an and are as at be by can could do does did for from how i in is it of on or should the to what when where "
@@ -35,6 +36,8 @@ class Candidate:
     hit: Hit
     rank: int  # SearXNG's, from 1
     page: Page | None = None  # once fetched
+    indexed: Passage | None = None  # the vector index's best chunk of the page, when the index found it
+    gathered: float | None = None  # the score the source that gathered it gave (the index's cosine, a fusion)
 
     @property
     def url(self) -> str:
@@ -58,12 +61,17 @@ class Candidate:
         chunk = snippet_chunk(self.hit.title, self.hit.content)
         return (Passage(self.url, self.hit.title, chunk),) if chunk else ()
 
+    @property
+    def evidence_kind(self) -> str:
+        """What its evidence is: "page", "index" (the index's chunk) or "snippet"."""
+        return "page" if self.has_content else "index" if self.indexed else "snippet"
+
     def evidence(self) -> tuple[Passage, ...]:
-        """The page's chunks when it was fetched and extracted, else its snippet."""
+        """The page's chunks when it was fetched and extracted, else the index's chunk, else its snippet."""
         if self.has_content:
             assert self.page and self.page.extracted
             return tuple(Passage(self.url, self.title, chunk) for chunk in self.page.extracted.chunks)
-        return self.snippet()
+        return (self.indexed,) if self.indexed else self.snippet()
 
 
 def keyword_form(text: str) -> str | None:
@@ -76,24 +84,24 @@ def keyword_form(text: str) -> str | None:
     return " ".join(kept)
 
 
-async def candidate_pool(query: SearchQuery, ctx: SearchContext, size: int, ranked: str
+async def candidate_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
                          ) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
     """SearXNG's results for the query, at least `size` of them; the `ranked` bucket's hits become candidates."""
-    settings = ctx.services.settings
+    settings = up.settings
     pool = replace(query, limit=max(query.limit, size))
-    budget = _searxng_budget(ctx)
+    budget = _searxng_budget(ctx, settings.rank_reserve_s)
     if settings.reformulate and ranked == DEFAULT_SOURCE and (keywords := keyword_form(query.query)):
-        outcome = await _with_keyword_form(pool, keywords, ctx, budget)
+        outcome = await _with_keyword_form(pool, keywords, ctx, up, budget)
     else:
-        outcome = await retrieve_candidates(pool, ctx, budget)
+        outcome = await retrieve_candidates(pool, ctx, up, budget)
     return outcome, tuple(Candidate(hit, rank) for rank, hit in enumerate(outcome.buckets.get(ranked, []), 1))
 
 
-async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContext, budget: Callable[[], float]
-                             ) -> SearchOutcome:
+async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContext, up: Upstreams,
+                             budget: Callable[[], float]) -> SearchOutcome:
     variant = replace(pool, query=keywords, sources=[SourceRequest(DEFAULT_SOURCE)])
-    outcome, extra = await asyncio.gather(retrieve_candidates(pool, ctx, budget),
-                                          retrieve_candidates(variant, ctx, budget), return_exceptions=True)
+    outcome, extra = await asyncio.gather(retrieve_candidates(pool, ctx, up, budget),
+                                          retrieve_candidates(variant, ctx, up, budget), return_exceptions=True)
     if isinstance(outcome, BaseException):
         raise outcome
     if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
@@ -103,9 +111,9 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
     return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})
 
 
-def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:
+def _searxng_budget(ctx: SearchContext, rank_reserve_s: float) -> Callable[[], float]:
     """SearXNG may use the pipeline's time but the fetch and the ranking reserve (at least a second)."""
-    reserve = ctx.services.settings.rank_reserve_s + 1.0
+    reserve = rank_reserve_s + 1.0
     return lambda: max(ctx.pipeline_remaining_s() - reserve, 1.0)
 
 

@@ -51,11 +51,16 @@ def z_scores(values: list[float]) -> list[float]:
 def merged_lists(lists: list[list[str]], weights: list[float], k: int = RRF_K) -> list[str]:
     """Weighted reciprocal rank fusion of ranked lists of keys (each key once per list): a key in several
     lists gains from each; ties keep the first list's order."""
+    return [key for key, _ in merged_scores(lists, weights, k)]
+
+
+def merged_scores(lists: list[list[str]], weights: list[float], k: int = RRF_K) -> list[tuple[str, float]]:
+    """merged_lists' keys, best first, each with its fused score."""
     fused: dict[str, float] = {}
     for keys, weight in zip(lists, weights, strict=True):
         for rank, key in enumerate(keys, 1):
             fused[key] = fused.get(key, 0.0) + weight / (k + rank)
-    return sorted(fused, key=lambda key: fused[key], reverse=True)
+    return sorted(fused.items(), key=lambda item: item[1], reverse=True)
 
 
 def _descending(values: list[float]) -> list[int]:

@@ -21,7 +21,7 @@ from agent.core.passage import Passage
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import Degraded
-from agent.pages.loading import failure_warning, fetch_pages
+from agent.pages.loading import failure_warning
 from agent.ranking.anytime import Partial
 from agent.ranking.candidates import Candidate, candidate_pool
 from agent.ranking.features import FEATURES, page_features, prior
@@ -30,12 +30,14 @@ from agent.ranking.pack import context_text, pack
 from agent.ranking.prune import within_margin
 from agent.ranking.recency import RECENCY_NOTE, is_time_sensitive, recency_bonus
 from agent.retrieval.searxng_results import retrieve_candidates
+from agent.upstream.clients import Upstreams
 
 SEARXNG_ORDER = "results keep SearXNG's order"  # how a warning says that nothing could be scored
 Scores = tuple[float, ...]
-# the candidate pool of a ranked mode: (query, context, pool size, ranked source) → the outcome so far and the
-# ranked source's candidates, best first
-Gather = Callable[[SearchQuery, SearchContext, int, str], Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
+# the candidate pool of a ranked mode: (query, context, upstreams, pool size, ranked source) → the outcome so far
+# and the ranked source's candidates, best first
+Gather = Callable[[SearchQuery, SearchContext, Upstreams, int, str],
+                  Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class RankSpec:
     fusion: str = "rrf"  # a name in fusion.FUSIONS
     weights: Mapping[str, float] = field(default_factory=lambda: {"score": 0.5})  # of features.FEATURES
     gather: Gather = candidate_pool  # where the candidates come from: SearXNG by default
+    fetch: bool = True  # fetch the best candidates' pages to score them; False: score what was gathered
+    recency: bool = True  # fresher pages gain for time-sensitive queries (off where the source keeps no dates)
 
 
 @dataclass(frozen=True)
@@ -98,29 +102,32 @@ class Judged:
         return self.passages[0].score if self.passages else None
 
 
-async def run_ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec) -> SearchOutcome:
+async def run_ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec) -> SearchOutcome:
     """Rank the first requested source that ranks (web); other buckets keep SearXNG's order."""
     ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
     if ranked is None:
-        return (await retrieve_candidates(query, ctx)).limited(query.limit)
-    return await _ranked(query, ctx, spec, ranked)
+        return (await retrieve_candidates(query, ctx, up)).limited(query.limit)
+    return await _ranked(query, ctx, up, spec, ranked)
 
 
-async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked: str) -> SearchOutcome:
-    outcome, candidates = await spec.gather(query, ctx, spec.pool, ranked)
+async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec, ranked: str
+                  ) -> SearchOutcome:
+    outcome, candidates = await spec.gather(query, ctx, up, spec.pool, ranked)
     if not candidates:
-        return _finish(outcome, query, ranked, (), (), ctx, spec.margin)
+        return _finish(outcome, query, ranked, (), (), ctx, up, spec.margin)
     try:
         preliminary = await spec.scorer.preliminary(query.query, candidates, ctx)
     except Degraded as e:
-        return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
-    candidates, warning = await _fetch(candidates, preliminary, query, ctx)
-    outcome = outcome.warned(warning)
+        return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})", spec.margin)
+    if spec.fetch:
+        candidates, warning = await _fetch(candidates, preliminary, query, ctx, up)
+        outcome = outcome.warned(warning)
     try:
         scored = await spec.scorer.score(query.query, candidates, ctx)
     except Degraded as e:
         if preliminary is None:
-            return _searxng_order(outcome, query, ranked, candidates, ctx, f"semantic-svc failed ({e})", spec.margin)
+            return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})",
+                                  spec.margin)
         metrics.degraded("snippet_scores")
         outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
         scored = Scored(((),) * len(candidates), frozenset(range(len(candidates))))
@@ -131,17 +138,17 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, spec: RankSpec, ranked
                      preliminary[i] if preliminary else None)
               for i, (c, passages) in enumerate(zip(candidates, scored.passages, strict=True))]
     judged, unscored = _placed_unscored(judged, scored.cut, preliminary is not None)
-    if is_time_sensitive(query.query, query.tbs) and ctx.services.settings.recency_weight > 0:
-        judged = _weighed_by_recency(judged, ctx.services.settings.recency_weight * spec.margin)
+    if spec.recency and is_time_sensitive(query.query, query.tbs) and up.settings.recency_weight > 0:
+        judged = _weighed_by_recency(judged, up.settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
     judged = _with_features(query.query, _pruned(judged, spec.margin))
-    return _finish(outcome, query, ranked, _fused(judged, spec) + unscored, judged + unscored, ctx, spec.margin)
+    return _finish(outcome, query, ranked, _fused(judged, spec) + unscored, judged + unscored, ctx, up, spec.margin)
 
 
 async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
-                 ctx: SearchContext) -> tuple[tuple[Candidate, ...], str | None]:
+                 ctx: SearchContext, up: Upstreams) -> tuple[tuple[Candidate, ...], str | None]:
     """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages."""
-    settings = ctx.services.settings
+    settings = up.settings
     # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
     # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
     order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}) if preliminary
@@ -150,7 +157,7 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
     # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
     how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
                      chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
-    pages = await fetch_pages([c.url for c in top], ctx, how)
+    pages = await ctx.load_pages([c.url for c in top], how)
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
     return with_pages, failure_warning(pages)
 
@@ -206,32 +213,31 @@ def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
 
 
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
-                   ctx: SearchContext, cause: str, margin: float) -> SearchOutcome:
+                   ctx: SearchContext, up: Upstreams, cause: str, margin: float) -> SearchOutcome:
     """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
     metrics.degraded("searxng_order")
     judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
-    return _finish(outcome.warned(f"{cause}: {SEARXNG_ORDER}"), query, ranked, judged, judged, ctx,
-                   margin)
+    return _finish(outcome.warned(f"{cause}: {SEARXNG_ORDER}"), query, ranked, judged, judged, ctx, up, margin)
 
 
 def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: Sequence[Judged],
-            judged: Sequence[Judged], ctx: SearchContext, margin: float) -> SearchOutcome:
+            judged: Sequence[Judged], ctx: SearchContext, up: Upstreams, margin: float) -> SearchOutcome:
     """The kept candidates (best first) become the ranked bucket; their passages within the margin of the best
     are packed into the context."""
-    settings = ctx.services.settings
+    settings = up.settings
     kept = list(in_order)[: query.limit]
     top = max((j.score for j in judged if j.score is not None), default=0.0)
     shown = {j.candidate.url: tuple(p for p in j.passages if top - p.score <= margin) for j in kept}
-    with ctx.timings.stage("pack"):
-        packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
+    packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
                       settings.pack_per_url)
-    details = {j.candidate.url: ResultDetail(j.score, "page" if j.candidate.has_content else "snippet",
+    details = {j.candidate.url: ResultDetail(j.score, j.candidate.evidence_kind,
                                              tuple(p.as_json() for p in shown[j.candidate.url]))
                for j in kept if j.score is not None}
     limited = outcome.limited(query.limit)
+    pages = {j.candidate.url: j.candidate.page for j in judged if j.candidate.page is not None}
     return replace(limited, buckets={**limited.buckets, ranked: [j.candidate.hit for j in kept]}, details=details,
                    context=context_text(packed), packed=tuple(packed),
-                   explain=tuple(_explain_row(j) for j in judged) if query.explain else None)
+                   explain=tuple(_explain_row(j) for j in judged) if query.explain else None, pages=pages)
 
 
 def _explain_row(judged: Judged) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from agent.core.passage import Passage
 from agent.core.query import SearchQuery
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.translation import ResultFilter
+from agent.upstream.clients import Upstreams
 
 CHUNKS_PER_RESULT = 4  # chunks asked for per result wanted: a page's chunks crowd the nearest ones
 
@@ -37,12 +38,12 @@ class IndexedHit:
         return ResultDetail(self.score, "index", (self.passage.as_json(),))
 
 
-async def index_hits(query: SearchQuery, ctx: SearchContext, limit: int) -> list[IndexedHit]:
+async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limit: int) -> list[IndexedHit]:
     """The index's best pages for the query, best first (raises Degraded when the index cannot answer)."""
-    settings = ctx.services.settings
+    settings = up.settings
     with ctx.timings.stage("index"):
-        chunks = await ctx.services.semantic.index_search(query.query, min(limit * CHUNKS_PER_RESULT, 100),
-                                                          settings.vector_floor, ctx.pipeline_remaining_s())
+        chunks = await up.semantic.index_search(query.query, min(limit * CHUNKS_PER_RESULT, 100),
+                                                settings.vector_floor, ctx.pipeline_remaining_s())
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
     best = dedupe((c for c in chunks if admitted.admits(c["url"], None)), lambda c: c["url"])
     return [_indexed(chunk) for chunk in best[:limit]]

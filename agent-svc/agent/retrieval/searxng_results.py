@@ -22,6 +22,7 @@ from agent.core.sources import source
 from agent.errors import BadRequest, UpstreamError, WispError
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.translation import SourcePlan, needs_catalog, plan_sources
+from agent.upstream.clients import Upstreams
 from agent.upstream.searxng import SearxngClient, SearxngPage
 
 
@@ -39,14 +40,14 @@ class PagePolicy:
     max_pages: int
 
 
-async def retrieve_candidates(query: SearchQuery, ctx: SearchContext,
+async def retrieve_candidates(query: SearchQuery, ctx: SearchContext, up: Upstreams,
                               remaining_s: Callable[[], float] | None = None) -> SearchOutcome:
     """Translate the query, ask SearXNG for every source and gather hits per bucket, in SearXNG order.
 
     Raises the SearXNG failure when no source produced anything; otherwise failures become warnings.
     `remaining_s` bounds each SearXNG call (default: what is left of the request's timeout).
     """
-    settings, searxng = ctx.services.settings, ctx.services.searxng
+    settings, searxng = up.settings, up.searxng
     catalog, warnings = await _catalog_if_needed(query, searxng)
     plans, plan_warnings = plan_sources(query, catalog)
     policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)

@@ -11,7 +11,6 @@ Firecrawl returns it.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +25,10 @@ from agent.core.pages import Extraction, Page
 from agent.core.query import PAGE_ASK_KINDS, PageAsk
 from agent.errors import BadRequest, WispError
 from agent.index.crawl.options import FIRECRAWL_FORMATS, MAX_URL_CHARS, check_page_url
+from agent.pages.documents import SUPPORTED, document
 from agent.pages.failures import failure
-from agent.pages.loading import fetch_pages
-from agent.search.documents import SUPPORTED, document
 from agent.services import Services
+from agent.upstream.clients import Upstreams
 
 MAX_FORMATS = 20
 MAX_TAGS = 100
@@ -152,16 +151,16 @@ class V1ScrapeRequest(_PageFields):
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
     """The page's Firecrawl Document; raises ScrapeFailed when there is none to show."""
-    ctx = SearchContext(services, deadline=time.monotonic() + job.timeout_ms / 1000)
+    ctx = services.context(job.timeout_ms / 1000)
     try:
         async with asyncio.timeout(job.timeout_ms / 1000):
-            pages = await fetch_pages([job.url], ctx, job.extraction, deadline=ctx.deadline - RESPONSE_RESERVE_S)
-            return await _document(job, pages[job.url], ctx)
+            pages = await ctx.load_pages([job.url], job.extraction, ctx.deadline - RESPONSE_RESERVE_S)
+            return await _document(job, pages[job.url], ctx, services.upstreams)
     except TimeoutError:
         raise _failed("timeout", f"the scrape did not finish within its timeout of {job.timeout_ms} ms") from None
 
 
-async def _document(job: ScrapeJob, page: Page, ctx: SearchContext) -> dict[str, Any]:
+async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstreams) -> dict[str, Any]:
     warnings = list(job.warnings)
     if page.extracted is None:
         kind = failure(page)
@@ -171,8 +170,8 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext) -> dict[str,
     doc = document(job.url, "", "", page, list(job.formats))
     doc["metadata"]["scrapeId"] = request_id()
     if job.asks and page.extracted is not None:
-        answered = await answer_pages(SearchOutcome({}, documents={job.url: doc}), job.asks,
-                                      ctx.services.settings.rich_context_chars, ctx)
+        answered = await answer_pages(SearchOutcome({}, documents={job.url: doc}, pages={job.url: page}), job.asks,
+                                      up.settings.rich_context_chars, ctx, up.llm)
         doc = answered.documents[job.url]
         warnings += answered.warnings
     if job.json_key != "json" and "json" in doc:

@@ -8,7 +8,6 @@ a cited answer (rich.py).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TypeVar
@@ -25,12 +24,13 @@ from agent.ranking.fusion import FUSIONS
 from agent.ranking.modes import MODES
 from agent.search.documents import attach_documents
 from agent.services import Services
+from agent.upstream.clients import Upstreams
 
 T = TypeVar("T")
-SearchType = Callable[[SearchOutcome, SearchQuery, SearchContext], Awaitable[SearchOutcome]]
+SearchType = Callable[[SearchOutcome, SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
 
 
-async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
+async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
     return outcome
 
 
@@ -39,25 +39,24 @@ DEFAULT_RICH_MODE = "hybrid"  # a rich answer wants page passages; the service d
 
 
 async def run_search(query: SearchQuery, services: Services, on_text: Callable[[str], None] | None = None
-                     ) -> tuple[SearchOutcome, SearchContext]:
-    """Run the query's retrieval mode within its `timeout`; return the outcome and the context with timings.
-    `on_text` gets a rich answer's text as the model writes it."""
-    query = prepared(query, services.settings)
+                     ) -> SearchOutcome:
+    """Run a `prepared` query's retrieval mode and search type within its `timeout`; the outcome carries the
+    stage timings. `on_text` gets a rich answer's text as the model writes it."""
     metrics.note_mode(query.retrieval_mode)
     mode, search_type = MODES[query.retrieval_mode], SEARCH_TYPES[query.search_type]
-    ctx = SearchContext(services, deadline=time.monotonic() + query.timeout_ms / 1000, on_text=on_text)
+    ctx, up = services.context(query.timeout_ms / 1000, on_text), services.upstreams
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
-            outcome = await mode(query, ctx)
-            outcome = await search_type(await attach_documents(outcome, query, ctx), query, ctx)
+            outcome = await mode.run(query, ctx, up)
+            outcome = await search_type(await attach_documents(outcome, query, ctx, up), query, ctx, up)
     except TimeoutError:
         message = f"the search did not finish within the request's timeout of {query.timeout_ms} ms"
         raise SearchTimeout(message) from None
     finally:
         metrics.observe_stages(query.retrieval_mode, ctx.timings)
     if services.settings.index_organic:
-        services.ingest.in_background(p for p in ctx.pages.values() if p.extracted is not None)
-    return outcome, ctx
+        services.ingest.in_background(p for p in outcome.pages.values() if p.extracted is not None)
+    return replace(outcome, timings=ctx.timings.as_dict())
 
 
 def prepared(query: SearchQuery, settings: Settings) -> SearchQuery:

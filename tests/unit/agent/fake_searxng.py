@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.services import Services
+from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.searxng import SearxngClient
 from agent.upstream.semantic import SemanticClient
@@ -70,11 +72,10 @@ class FakeSearxng:
         policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
         scorer_http = httpx.AsyncClient(transport=httpx.MockTransport(semantic.handle)) if semantic else http
         semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0)
-        return Services(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s), semantic_client,
-                        FakeWeb(pages) if pages is not None else Fetcher(http, policy),
-                        InlinePool(),
-                        LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role,
-                                  http=llm_http or http),
+        llm = LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role, http=llm_http or http)
+        upstreams = Upstreams(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
+                              semantic_client, llm)
+        return Services(upstreams, FakeWeb(pages) if pages is not None else Fetcher(http, policy), InlinePool(),
                         Ingest(semantic_client, config))
 
 
@@ -114,3 +115,10 @@ class FakeWeb:
         if url not in self.pages:
             return Fetched(url, url, 404, "text/html", error="HTTP 404")
         return Fetched(url, url, 200, "text/html", self.pages[url].encode())
+
+
+def replaced(services: Services, **parts: Any) -> Services:
+    """`services` with some parts replaced, the upstream clients (settings, searxng, semantic, llm) included."""
+    upstream = {name: part for name, part in parts.items() if name in ("settings", "searxng", "semantic", "llm")}
+    rest = {name: part for name, part in parts.items() if name not in upstream}
+    return replace(services, upstreams=replace(services.upstreams, **upstream), **rest)

@@ -12,11 +12,13 @@ from prometheus_client import REGISTRY
 from wisp_obs.requests import RequestInfo
 
 from agent import metrics
+from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.timings import StageTimings
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
-from agent.search.service import run_search
+from agent.search.service import prepared, run_search
+from agent.services import Services
 from agent.upstream.searxng import SearxngClient
 
 from .fake_searxng import FakeSearxng, FakeSemantic
@@ -39,6 +41,10 @@ class Moved:
     def __exit__(self, *exc: object) -> None:
         self.by = value(self.name, **self.labels) - self.before
 
+
+
+def searched(query: SearchQuery, services: Services) -> SearchOutcome:
+    return asyncio.run(run_search(prepared(query, services.settings), services))
 
 def test_every_cause_and_fetch_outcome_is_a_series_from_the_start() -> None:
     for cause in get_args(metrics.Cause):
@@ -81,22 +87,21 @@ def test_a_keyword_search_times_its_stages_and_counts_unresponsive_engines() -> 
     with Moved("wisp_agent_stage_duration_seconds_count", stage="searxng", mode="keyword") as searxng, \
          Moved("wisp_agent_searxng_engine_unresponsive_total", engine="slowengine", reason="timeout") as failed, \
          Moved("wisp_agent_degradations_total", cause="engines_unresponsive") as degraded:
-        asyncio.run(run_search(SearchQuery(query="q", limit=3), fake.services()))
+        searched(SearchQuery(query="q", limit=3), fake.services())
     assert (searxng.by, failed.by, degraded.by) == (1, 1, 1)
 
 
 def test_a_ranked_search_without_semantic_svc_counts_its_fallback() -> None:
     with Moved("wisp_agent_degradations_total", cause="searxng_order") as degraded:
-        outcome, _ = asyncio.run(run_search(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"),
-                                            FakeSearxng().services()))
+        outcome = searched(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"), FakeSearxng().services())
     assert degraded.by == 1 and "results keep SearXNG's order" in outcome.warnings[-1]
 
 
 def test_pages_that_fail_count_one_snippet_fallback_per_search() -> None:
     pages = {"https://general.test/0": "<html><body><p>q q q</p></body></html>"}  # the others answer 404
     with Moved("wisp_agent_degradations_total", cause="snippets") as degraded:
-        asyncio.run(run_search(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"),
-                               FakeSearxng().services(FakeSemantic(), pages)))
+        searched(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"),
+                 FakeSearxng().services(FakeSemantic(), pages))
     assert degraded.by == 1
 
 

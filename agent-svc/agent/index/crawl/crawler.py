@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agent.config import Settings
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
 from agent.index.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
@@ -22,11 +23,12 @@ from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
+from agent.index.ingest import Ingest
+from agent.pages.documents import SUPPORTED, document
 from agent.pages.extract import extract_page
 from agent.pages.failures import failure
-from agent.pages.workers import WorkerDied
-from agent.search.documents import SUPPORTED, document
-from agent.services import Services
+from agent.pages.fetch import Fetcher
+from agent.pages.workers import WorkerDied, WorkerPool
 
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
@@ -34,11 +36,21 @@ _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked":
 
 
 @dataclass(frozen=True)
+class CrawlTools:
+    """What crawls use, given once at start-up."""
+
+    settings: Settings
+    fetcher: Fetcher
+    cpu_pool: WorkerPool  # the extraction workers that searches use too
+    ingest: Ingest
+
+
+@dataclass(frozen=True)
 class Crawl:
     """What one running crawl holds."""
 
     job: Job
-    services: Services
+    tools: CrawlTools
     store: JobStore
     scope: Scope
     robots: RobotsCache
@@ -57,14 +69,14 @@ class Crawl:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job: Job, services: Services, store: JobStore, extract_slots: asyncio.Semaphore | None = None
+async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None
                     ) -> None:
     """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
     completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
     extraction workers to searches."""
-    settings = services.settings
-    crawl = Crawl(job, services, store, Scope(job.options, settings.crawl_junk_paths),
-                  RobotsCache(services.fetcher, settings.crawl_page_timeout_s),
+    settings = tools.settings
+    crawl = Crawl(job, tools, store, Scope(job.options, settings.crawl_junk_paths),
+                  RobotsCache(tools.fetcher, settings.crawl_page_timeout_s),
                   HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
     await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
     if not job.seeded:
@@ -101,8 +113,8 @@ async def _seed(crawl: Crawl) -> None:
     if options.sitemap == "skip" or (options.max_depth == 0 and options.sitemap != "only"):
         return
     robots = await crawl.robots.of(options.seed)
-    listed = await sitemap_urls(crawl.services.fetcher, sitemap_candidates(options.seed, robots.sitemaps()),
-                                options.limit * 2, crawl.services.settings.crawl_page_timeout_s)
+    listed = await sitemap_urls(crawl.tools.fetcher, sitemap_candidates(options.seed, robots.sitemaps()),
+                                options.limit * 2, crawl.tools.settings.crawl_page_timeout_s)
     pages = [(crawl.key(url), url, 1) for url in listed if crawl.scope.follows(url) is None]
     await crawl.store.run(crawl.store.add_pages, crawl.job_id, pages, options.limit)
 
@@ -130,10 +142,10 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
 
 
 async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
-    settings = crawl.services.settings
+    settings = crawl.tools.settings
     delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
-        fetched = await crawl.services.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
+        fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
     if not fetched.ok:
         return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
@@ -141,7 +153,7 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     async with crawl.extract_slots:
         try:
             async with asyncio.timeout(settings.crawl_page_timeout_s):
-                return await crawl.services.cpu_pool.run(extract_page, fetched, how)
+                return await crawl.tools.cpu_pool.run(extract_page, fetched, how)
         except TimeoutError:
             return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
         except WorkerDied as e:
@@ -151,7 +163,7 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
 async def _index(crawl: Crawl, page: Page) -> None:
     """The page into the vector index; a failure is counted on the job, and the crawl goes on."""
     try:
-        report = await crawl.services.ingest.page(page)
+        report = await crawl.tools.ingest.page(page)
     except Degraded as e:
         await crawl.store.run(crawl.store.indexed, crawl.job_id, 0, 0, 0, str(e))
         return

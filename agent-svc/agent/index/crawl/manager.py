@@ -14,10 +14,9 @@ from typing import Any
 from wisp_obs.requests import request_id
 
 from agent.errors import WispError
-from agent.index.crawl.crawler import run_crawl
+from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.index.crawl.options import CrawlOptions
-from agent.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +41,15 @@ class TooManyCrawls(WispError):
 
 
 class Crawls:
-    def __init__(self, services: Services, store: JobStore) -> None:
-        self.services, self.store = services, store
+    def __init__(self, tools: CrawlTools, store: JobStore) -> None:
+        self.tools, self.store = tools, store
         self._tasks: dict[str, asyncio.Task] = {}
-        self._running = asyncio.Semaphore(services.settings.crawl_max_running)
+        self._running = asyncio.Semaphore(tools.settings.crawl_max_running)
         # crawls extract in the pool searches use: they leave it at least one worker
-        self._extract_slots = asyncio.Semaphore(max(1, services.settings.extract_workers - 1))
+        self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
 
     async def start(self, options: CrawlOptions) -> str:
-        settings = self.services.settings
+        settings = self.tools.settings
         await self.store.run(self.store.expire)
         if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
             raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
@@ -114,7 +113,7 @@ class Crawls:
     async def _run(self, job: Job) -> None:
         async with self._running:
             try:
-                await run_crawl(job, self.services, self.store, self._extract_slots)
+                await run_crawl(job, self.tools, self.store, self._extract_slots)
             except asyncio.CancelledError:
                 raise
             except Exception as e:

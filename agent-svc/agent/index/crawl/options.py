@@ -131,7 +131,7 @@ class CrawlRequest(BaseModel):
         formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
         if unknown := sorted(set(formats) - FIRECRAWL_FORMATS):
             raise BadRequest(f"unknown scrapeOptions.formats {unknown}")
-        from agent.search.documents import SUPPORTED  # documents needs the settings, which need this package's scope
+        from agent.pages.documents import SUPPORTED
 
         if unsupported := sorted(set(formats) - set(SUPPORTED)):
             warnings.append(f"scrapeOptions.formats {unsupported} are not supported by crawls and were skipped")

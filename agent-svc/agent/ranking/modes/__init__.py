@@ -1,36 +1,47 @@
 """The retrieval modes of /v2/search, found through one registry: the only place their names live.
 
-A mode takes the query and the request's context and returns the results per bucket in final order. A
-ranked mode is a `RankSpec` (pool, margin, fusion, scorer) that the one runner in `agent.ranking.runner` executes,
-so adding one is a module with its scorer and `spec(settings)`, and a line here.
+A mode takes the query, the request's context and the upstream clients, and returns the results per bucket in
+final order. A ranked mode is a `RankSpec` (where its candidates come from, how they are scored, pool, margin,
+fusion) that the one runner in `ranking.runner` executes, so adding one is a module with its scorer and its
+`spec`, and a line here. A mode's properties (what it costs) live in its entry, so that no other module
+names a mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from agent.config import Settings
 from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.ranking.modes import hybrid, hybrid_vector, keyword, semantic, vector
 from agent.ranking.runner import RankSpec, run_ranked
+from agent.upstream.clients import Upstreams
 
-Mode = Callable[[SearchQuery, SearchContext], Awaitable[SearchOutcome]]
+Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
+Spec = Callable[[Upstreams, SearchQuery], RankSpec]
 
 
-def ranked(spec: Callable[[Settings], RankSpec]) -> Mode:
-    """The mode that runs the ranked pipeline with the spec the settings give."""
-    async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
-        return await run_ranked(query, ctx, spec(ctx.services.settings))
+@dataclass(frozen=True)
+class Mode:
+    run: Run
+    costly: bool = True  # fetches pages or asks a model: counts against RANKED_CONCURRENCY_PER_KEY
 
-    return run
+
+def ranked(spec: Spec, fallback: Callable[[Run], Run] | None = None) -> Mode:
+    """The mode that runs the one runner with the spec its upstreams and query give (`fallback`: what to do
+    when its candidates cannot be gathered at all)."""
+    async def run(query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
+        return await run_ranked(query, ctx, up, spec(up, query))
+
+    return Mode(fallback(run) if fallback else run)
 
 
 MODES: dict[str, Mode] = {
-    "keyword": keyword.run,
+    "keyword": Mode(keyword.run, costly=False),
     "semantic": ranked(semantic.spec),
     "hybrid": ranked(hybrid.spec),
-    "vector": vector.run,
-    "hybrid_vector": hybrid_vector.run,
+    "vector": ranked(vector.spec, vector.keyword_when_unavailable),
+    "hybrid_vector": ranked(hybrid_vector.spec),
 }

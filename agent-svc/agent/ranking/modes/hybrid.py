@@ -9,18 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.config import Settings
 from agent.core.context import SearchContext
 from agent.core.passage import Passage
+from agent.core.query import SearchQuery
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
 from agent.ranking.evidence import bm25_order
 from agent.ranking.runner import RankSpec, Scored
+from agent.upstream.clients import Upstreams
+from agent.upstream.semantic import SemanticClient
 
 
 @dataclass(frozen=True)
 class RerankShortlist:
     page_chunks: int  # chunks of fetched pages in the shortlist; snippets come on top
+    semantic: SemanticClient
 
     async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> None:
         return None  # fetch in SearXNG's order
@@ -29,7 +32,7 @@ class RerankShortlist:
         evidence = [(i, p) for i, c in enumerate(candidates) for p in c.evidence()]
         with ctx.timings.stage("bm25"):
             shortlist = self._shortlist(query, candidates, evidence)
-        semantic = ctx.services.semantic
+        semantic = self.semantic
         with ctx.timings.stage("rerank"):
             partial = await score_in_time([p.scored_text for _, p in shortlist], lambda texts, budget_s:
                                           semantic.rerank(query, texts, budget_s), ctx.scoring_deadline(),
@@ -62,6 +65,7 @@ def shortlisted(order: Sequence[int], owner: Sequence[int], has_page: Sequence[b
     return chosen
 
 
-def spec(settings: Settings) -> RankSpec:
-    return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist),
+def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
+    settings = up.settings
+    return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist, up.semantic),
                     settings.hybrid_fusion, settings.hybrid_fusion_weights)

@@ -9,30 +9,34 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.config import Settings
 from agent.core.context import SearchContext
 from agent.core.passage import Passage
+from agent.core.query import SearchQuery
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
 from agent.ranking.evidence import bm25_order
 from agent.ranking.runner import RankSpec, Scored, Scores
+from agent.upstream.clients import Upstreams
+from agent.upstream.semantic import SemanticClient
 
 
 @dataclass(frozen=True)
 class CosineOfBestChunks:
     chunks_per_page: int
+    semantic: SemanticClient
+    rank_reserve_s: float  # pass 1 leaves this much of the pipeline's time to fetching and pass 2
 
     async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores:
         texts = [_snippet_text(c) for c in candidates]
         # under load pass 1 may wait, but not into the time kept for fetching and pass 2
-        budget = ctx.pipeline_remaining_s() - ctx.services.settings.rank_reserve_s
+        budget = ctx.pipeline_remaining_s() - self.rank_reserve_s
         with ctx.timings.stage("embed"):
-            return tuple(await ctx.services.semantic.similarity(query, texts, budget))
+            return tuple(await self.semantic.similarity(query, texts, budget))
 
     async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
         with ctx.timings.stage("bm25"):
             asked = by_rounds([self._chosen(query, c) for c in candidates], [c.has_content for c in candidates])
-        semantic = ctx.services.semantic
+        semantic = self.semantic
         with ctx.timings.stage("embed"):
             partial = await score_in_time([p.scored_text for _, p in asked], lambda texts, budget_s:
                                           semantic.similarity(query, texts, budget_s), ctx.scoring_deadline(),
@@ -60,7 +64,8 @@ def _snippet_text(candidate: Candidate) -> str:
     return snippet[0].scored_text if snippet else candidate.url
 
 
-def spec(settings: Settings) -> RankSpec:
-    return RankSpec(settings.semantic_pool, settings.semantic_margin,
-                    CosineOfBestChunks(settings.semantic_chunks_per_page), settings.semantic_fusion,
+def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
+    settings = up.settings
+    scorer = CosineOfBestChunks(settings.semantic_chunks_per_page, up.semantic, settings.rank_reserve_s)
+    return RankSpec(settings.semantic_pool, settings.semantic_margin, scorer, settings.semantic_fusion,
                     settings.semantic_fusion_weights)

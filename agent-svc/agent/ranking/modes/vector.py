@@ -1,5 +1,5 @@
-"""vector: the query against the vector index alone (seed 003): embed the query, search Qdrant, one result per
-page with its best chunk as description and its cosine as `score`; nothing below the relevance floor.
+"""vector: the query against the vector index alone: embed the query, search Qdrant, one result per page with its
+best chunk as evidence and its cosine as score; nothing below the relevance floor, nothing fetched.
 
 Other sources than web have nothing in the index and come back empty. When the index cannot answer
 (semantic-svc down, nothing crawled yet), the results are SearXNG's keyword results, and the warning says why.
@@ -7,34 +7,75 @@ Other sources than web have nothing in the index and come back empty. When the i
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
 from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded
+from agent.ranking.candidates import Candidate
 from agent.ranking.modes import keyword
-from agent.ranking.pack import context_text, pack
-from agent.retrieval.indexed import index_hits
+from agent.ranking.runner import RankSpec, Scored
+from agent.retrieval.indexed import IndexedHit, index_hits
+from agent.upstream.clients import Upstreams
+
+Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
+COSINE_SPAN = 2.0  # a margin that keeps every result: the floor, not the margin, decides what is an answer
 
 
-async def run(query: SearchQuery, ctx: SearchContext) -> SearchOutcome:
-    try:
-        found = await index_hits(query, ctx, query.limit)
-    except Degraded as e:
-        metrics.degraded("index_unavailable")
-        outcome = await keyword.run(query, ctx)
-        return outcome.warned(f"the vector index could not answer ({e}): keyword results from SearXNG instead")
-    settings = ctx.services.settings
-    buckets = {s.type: [f.hit for f in found] if s.type == DEFAULT_SOURCE else [] for s in query.sources}
+@dataclass(frozen=True)
+class AsGathered:
+    """Scores each candidate by what the source that gathered it gave (the index's cosine, a fused rank):
+    nothing fetched, no model called."""
+
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> None:
+        return None
+
+    async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
+        return Scored(tuple(tuple(replace(p, score=c.gathered or 0.0) for p in c.evidence()[:1])
+                            for c in candidates))
+
+
+def indexed_candidate(found: IndexedHit, rank: int, gathered: float | None = None) -> Candidate:
+    return Candidate(found.hit, rank, indexed=found.passage, gathered=found.score if gathered is None else gathered)
+
+
+async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
+                     ) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
+    """The index's pages for the query; every other bucket empty, and warnings for what the index cannot do."""
+    found = await index_hits(query, ctx, up, max(size, query.limit))
+    buckets = {s.type: [] for s in query.sources}
     warnings = []
     if others := [name for name in buckets if name != DEFAULT_SOURCE]:
         warnings.append(f"the vector index holds web pages only: {', '.join(others)} came back empty")
     if query.tbs or any(s.tbs for s in query.sources):
         warnings.append("the vector index keeps no dates: tbs was not applied")
     if not found:
-        warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {settings.vector_floor})")
-    packed = pack([f.passage for f in found], settings.pack_chars, settings.pack_per_url)
-    details = {f.hit.url: f.detail() for f in found}
-    return SearchOutcome(buckets, tuple(warnings), details, context=context_text(packed), packed=tuple(packed))
+        warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {up.settings.vector_floor})")
+    candidates = tuple(indexed_candidate(f, rank) for rank, f in enumerate(found, 1))
+    return SearchOutcome(buckets, tuple(warnings)), candidates
 
+
+def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
+    return RankSpec(pool=0, margin=COSINE_SPAN, scorer=AsGathered(), fusion="linear", weights={"score": 1.0},
+                    gather=index_pool, fetch=False, recency=False)
+
+
+def keyword_when_unavailable(run: Run) -> Run:
+    """vector mode's fallback: SearXNG's keyword results when the index cannot answer, saying why."""
+    async def guarded(query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
+        if not any(s.type == DEFAULT_SOURCE for s in query.sources):
+            names = [s.type for s in query.sources]
+            return SearchOutcome({name: [] for name in names},
+                                 (f"the vector index holds web pages only: {', '.join(names)} came back empty",))
+        try:
+            return await run(query, ctx, up)
+        except Degraded as e:
+            metrics.degraded("index_unavailable")
+            outcome = await keyword.run(query, ctx, up)
+            return outcome.warned(f"the vector index could not answer ({e}): keyword results from SearXNG instead")
+
+    return guarded

@@ -13,7 +13,7 @@ from agent.api.firecrawl import V2SearchRequest, parse_request
 from agent.api.streaming import search_events
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest
-from agent.search.service import run_search
+from agent.search.service import prepared, run_search
 
 from ..fake_searxng import FakeSearxng, FakeSemantic
 
@@ -61,7 +61,7 @@ def rich(llm: FakeLLM, semantic: FakeSemantic | None = None, **fields):
                              rich_abstain_below=0.2, support_floor=0.6)
     query = SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
                            **fields})
-    outcome, _ = asyncio.run(run_search(query, services))
+    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
     return outcome
 
 
@@ -167,7 +167,7 @@ def test_without_a_system_role_the_rules_open_the_user_turn() -> None:
     services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, llm_system_role=False,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
     query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", system_prompt="Be brief.")
-    asyncio.run(run_search(query, services))
+    asyncio.run(run_search(prepared(query, services.settings), services))
     (turn,) = llm.requests[0]["messages"]
     assert turn["role"] == "user" and turn["content"].startswith("Be brief.\n\n") and "Sources:" in turn["content"]
 
@@ -189,7 +189,7 @@ def test_a_stalled_llm_is_cut_before_the_requests_timeout_and_the_sources_come_b
     services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(Stalled("x").handle)))
     query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", timeout_ms=3000)
-    outcome, _ = asyncio.run(run_search(query, services))
+    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
     assert outcome.answer is None and any("did not answer within" in w for w in outcome.warnings)
 
 
@@ -197,8 +197,8 @@ def events(llm: FakeLLM, **fields) -> list[tuple[str, dict]]:
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
     services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
-    query = SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
-                           "stream": True, **fields})
+    query = prepared(SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
+                                    "stream": True, **fields}), services.settings)
 
     async def collect():
         return [raw async for raw in search_events(query, services)]
@@ -232,7 +232,7 @@ def scraped(llm: FakeLLM, formats: list) -> tuple:
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
     request = {"query": "sqlite wal", "limit": 2, "scrapeOptions": {"formats": formats}}
     query = parse_request(json.dumps(request).encode(), V2SearchRequest)
-    outcome, _ = asyncio.run(run_search(query, services))
+    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
     return outcome
 
 

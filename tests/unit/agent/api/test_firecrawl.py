@@ -14,7 +14,6 @@ from agent.api.firecrawl import (
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SourceRequest
-from agent.core.timings import StageTimings
 from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, SearchTimeout, UpstreamError
 
 
@@ -112,7 +111,7 @@ HITS = {
 
 def test_v2_response_has_the_contract_fields_per_bucket() -> None:
     query = v2(query="q", sources=["web", "news", "images"], categories=["pdf"])
-    body = v2_response(SearchOutcome(HITS, ("w1", "w2")), query, StageTimings())
+    body = v2_response(SearchOutcome(HITS, ("w1", "w2"), timings={"searxng": 1.0, "total": 2.0}), query)
     web, news, images = body["data"]["web"], body["data"]["news"], body["data"]["images"]
     assert web[0] == {"url": "https://github.com/a/b", "title": "Repo", "description": "A repo", "position": 1,
                       "category": "github"}
@@ -155,6 +154,6 @@ def test_error_mapper(error, status, body) -> None:
 
 def test_the_packed_context_comes_before_the_results_for_a_reader_of_the_head() -> None:
     query = v2(query="q", sources=["web"])
-    body = v2_response(SearchOutcome(HITS, context="[1] Best\nthe answer"), query, StageTimings())
+    body = v2_response(SearchOutcome(HITS, context="[1] Best\nthe answer"), query)
     serialized = json.dumps(body)
     assert list(body)[:2] == ["success", "context"] and serialized.index("the answer") < serialized.index('"data"')

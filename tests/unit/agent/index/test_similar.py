@@ -2,15 +2,12 @@
 
 import asyncio
 import math
-import time
-from dataclasses import replace
 
 import pytest
 
-from agent.core.context import SearchContext
 from agent.index.similar import SEED_TERMS, _cosine_to_mean, seed_queries
 
-from ..fake_searxng import FakeSearxng
+from ..fake_searxng import FakeSearxng, replaced
 
 Vector = tuple[float, ...]
 
@@ -70,8 +67,9 @@ PASSAGES = {"p1": (0.0, 0.0, 1.0), "p2": (1.0, 1.0, 1.0), "p3": (0.2, 0.9, -0.4)
 
 def cosine_to_mean(seed: list[str], vectors: dict[str, Vector]) -> tuple[list[float], int]:
     semantic = CosineSemantic(vectors)
-    ctx = SearchContext(replace(FakeSearxng().services(), semantic=semantic), deadline=time.monotonic() + 30)
-    return asyncio.run(_cosine_to_mean(seed, list(PASSAGES), ctx)), semantic.calls
+    services = replaced(FakeSearxng().services(), semantic=semantic)
+    ctx = services.context(30)
+    return asyncio.run(_cosine_to_mean(seed, list(PASSAGES), ctx, semantic)), semantic.calls
 
 
 def test_two_seed_chunks_give_the_cosine_to_their_normalized_mean() -> None:

@@ -2,13 +2,10 @@
 
 import asyncio
 import time
-from dataclasses import replace
 
-from agent.core.context import SearchContext
 from agent.core.pages import Extraction
-from agent.pages.loading import fetch_pages
 
-from ..fake_searxng import FakeSearxng
+from ..fake_searxng import FakeSearxng, replaced
 
 URL = "https://general.test/slow.html"
 PAGE = "<html><body><article><p>" + "A page that would take long to extract. " * 20 + "</p></article></body></html>"
@@ -27,10 +24,10 @@ class StuckPool:
 
 def test_a_page_still_extracting_at_the_deadline_gets_an_error_and_the_request_goes_on() -> None:
     async def main():
-        services = replace(FakeSearxng(total=1).services(pages={URL: PAGE}), cpu_pool=StuckPool())
-        ctx = SearchContext(services, deadline=time.monotonic() + 30)
+        services = replaced(FakeSearxng(total=1).services(pages={URL: PAGE}), cpu_pool=StuckPool())
+        ctx = services.context(30)
         pages = await asyncio.wait_for(  # without the deadline's bound this would wait forever
-            fetch_pages([URL], ctx, Extraction(chunk_chars=1200), deadline=time.monotonic() + 0.2), timeout=5)
+            ctx.load_pages([URL], Extraction(chunk_chars=1200), time.monotonic() + 0.2), timeout=5)
         return services.cpu_pool, pages[URL]
 
     pool, page = asyncio.run(main())
@@ -42,8 +39,8 @@ def test_a_page_still_extracting_at_the_deadline_gets_an_error_and_the_request_g
 def test_a_page_extracted_in_time_has_its_chunks() -> None:
     async def main():
         services = FakeSearxng(total=1).services(pages={URL: PAGE})
-        ctx = SearchContext(services, deadline=time.monotonic() + 30)
-        return (await fetch_pages([URL], ctx, Extraction(chunk_chars=1200)))[URL]
+        ctx = services.context(30)
+        return (await ctx.load_pages([URL], Extraction(chunk_chars=1200)))[URL]
 
     page = asyncio.run(main())
     assert page.error is None and page.extracted.chunks

@@ -1,7 +1,6 @@
 """The ranked-mode runner with a fake scorer: every decision of the flow, without models."""
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -51,9 +50,9 @@ def ranked(scorer: FakeScorer, fake: FakeSearxng | None = None, margin: float = 
     query = SearchQuery(**{"query": "q", "limit": 10, "explain": True, **fields})
     services = (fake or FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)})).services(
         pages=pages, fetch_top=2)
-    ctx = SearchContext(services, deadline=time.monotonic() + 30)
+    ctx = services.context(30)
     spec = RankSpec(pool=6, margin=margin, scorer=scorer, fusion="rrf", weights={"score": fusion_weight})
-    return asyncio.run(run_ranked(query, ctx, spec))
+    return asyncio.run(run_ranked(query, ctx, services.upstreams, spec))
 
 
 def urls(outcome) -> list[str]:

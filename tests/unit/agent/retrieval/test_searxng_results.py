@@ -1,10 +1,8 @@
 import asyncio
-import time
 
 import httpx
 import pytest
 
-from agent.core.context import SearchContext
 from agent.core.query import SearchQuery, SourceRequest
 from agent.errors import BadRequest, UpstreamError
 from agent.retrieval.searxng_results import retrieve_candidates
@@ -14,8 +12,9 @@ from ..fake_searxng import FakeSearxng
 
 def candidates(fake: FakeSearxng, **fields):
     query = SearchQuery(**{"query": "q", "limit": 10, **fields})
-    ctx = SearchContext(fake.services(searxng_page_size=10, searxng_max_pages=5), deadline=time.monotonic() + 10)
-    return asyncio.run(retrieve_candidates(query, ctx)), ctx
+    services = fake.services(searxng_page_size=10, searxng_max_pages=5)
+    ctx = services.context(10)
+    return asyncio.run(retrieve_candidates(query, ctx, services.upstreams)), ctx
 
 
 def test_one_page_when_it_is_enough() -> None:

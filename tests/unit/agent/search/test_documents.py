@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 
 from agent.core.pages import Extracted, Fetched, Page
-from agent.search.documents import document
+from agent.pages.documents import document
 
 URL = "https://a.org/x"
 

@@ -3,7 +3,6 @@ Firecrawl Document (the offline web: tests/integration/test_scrape.py), every fa
 
 import asyncio
 import json
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -15,7 +14,7 @@ from agent.errors import BadRequest, InvalidRequestBody
 from agent.search.scrape import MAX_FORMATS, ScrapeFailed, ScrapeJob, ScrapeRequest, V1ScrapeRequest, scrape
 
 from ..answers.test_rich import FakeLLM
-from ..fake_searxng import FakeSearxng
+from ..fake_searxng import FakeSearxng, replaced
 from ..pages.test_loading import StuckPool
 
 URL = "https://docs.test/wal.html"
@@ -110,7 +109,7 @@ class Web:
 def run(scrape_job: ScrapeJob, llm: FakeLLM | None = None, **services: Any) -> dict:
     fake = FakeSearxng(total=0).services(
         llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)) if llm else None)
-    return asyncio.run(scrape(scrape_job, replace(fake, **{"fetcher": Web(), **services})))
+    return asyncio.run(scrape(scrape_job, replaced(fake, **{"fetcher": Web(), **services})))
 
 
 def test_a_page_becomes_a_document_with_only_the_formats_asked() -> None:

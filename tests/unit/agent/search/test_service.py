@@ -8,20 +8,22 @@ from agent.config import Settings
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest, SearchTimeout
 from agent.ranking.modes import MODES
-from agent.search.service import SEARCH_TYPES, check_names, run_search
+from agent.search.service import SEARCH_TYPES, check_names, prepared, run_search
 
 from ..fake_searxng import FakeSearxng
 
 
 def run(fake: FakeSearxng, **fields):
-    return asyncio.run(run_search(SearchQuery(**{"query": "q", "limit": 3, **fields}), fake.services()))
+    services = fake.services()
+    return asyncio.run(run_search(prepared(SearchQuery(**{"query": "q", "limit": 3, **fields}), services.settings),
+                                  services))
 
 
 def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
-    outcome, ctx = run(FakeSearxng())
+    outcome = run(FakeSearxng())
     assert [h.url for h in outcome.buckets["web"]] == ["https://general.test/0", "https://general.test/1",
                                                        "https://general.test/2"]
-    assert set(ctx.timings.as_dict()) == {"searxng", "total"}
+    assert set(outcome.timings) == {"searxng", "total"}
 
 
 @pytest.mark.parametrize(("field", "value", "registry"), [("retrieval_mode", "neural", MODES),
@@ -57,6 +59,6 @@ def test_searxng_is_told_the_time_left() -> None:
 
 
 def test_unsupported_formats_are_reported() -> None:
-    outcome, _ = run(FakeSearxng(), scrape_formats=["screenshot", "branding"])
+    outcome = run(FakeSearxng(), scrape_formats=["screenshot", "branding"])
     assert outcome.warnings == ("scrapeOptions.formats ['branding', 'screenshot'] are not supported yet and were "
                                 "skipped",)

@@ -5,20 +5,18 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.core.pages import Fetched
-from agent.index.crawl.crawler import run_crawl
+from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
 from agent.pages.workers import WorkerDied
-from agent.services import Services
 from agent.upstream.semantic import SemanticUnavailable
 
 from ...fake_searxng import FakeSearxng, InlinePool
@@ -74,10 +72,9 @@ class FakeIndex:
                 "chunks": 2 * sum(u not in self.unchanged for u in urls)}
 
 
-def services(site: FakeSite, index: FakeIndex, pool: object | None = None, **settings: object) -> Services:
+def services(site: FakeSite, index: FakeIndex, pool: object | None = None, **settings: object) -> CrawlTools:
     base = FakeSearxng(total=0).services(**{"crawl_host_delay_s": 0, "crawl_page_timeout_s": 5, **settings})
-    return replace(base, fetcher=site, semantic=index, cpu_pool=pool or InlinePool(),
-                   ingest=Ingest(index, base.settings))
+    return CrawlTools(base.settings, site, pool or InlinePool(), Ingest(index, base.settings))
 
 
 @pytest.fixture

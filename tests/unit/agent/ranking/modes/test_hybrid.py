@@ -1,7 +1,5 @@
 import asyncio
-import time
 
-from agent.core.context import SearchContext
 from agent.core.query import SearchQuery
 from agent.ranking.modes import MODES
 
@@ -18,9 +16,9 @@ def page(title: str, *sections: str) -> str:
 def hybrid(semantic: FakeSemantic, pages: dict[str, str], **settings):
     fake = FakeSearxng(total=5, snippets={3: "squash commits with an interactive rebase", 4: "unrelated"})
     services = fake.services(semantic=semantic, pages=pages, fetch_top=3, chunk_chars=200, **settings)
-    ctx = SearchContext(services, deadline=time.monotonic() + 30)
+    ctx = services.context(30)
     query = SearchQuery("squash git commits", limit=5, retrieval_mode="hybrid", explain=True)
-    return asyncio.run(MODES["hybrid"](query, ctx))
+    return asyncio.run(MODES["hybrid"].run(query, ctx, services.upstreams))
 
 
 LONG = "Squash git commits into one with an interactive rebase and fixup. " * 3

@@ -1,7 +1,5 @@
 import asyncio
-import time
 
-from agent.core.context import SearchContext
 from agent.core.query import SearchQuery
 from agent.ranking.modes import MODES
 
@@ -12,9 +10,9 @@ from .test_hybrid import PAGES, URL
 def semantic(scorer: FakeSemantic, **settings):
     fake = FakeSearxng(total=5, snippets={3: "squash commits with an interactive rebase", 4: "unrelated"})
     services = fake.services(semantic=scorer, pages=PAGES, fetch_top=3, chunk_chars=200, **settings)
-    ctx = SearchContext(services, deadline=time.monotonic() + 30)
+    ctx = services.context(30)
     query = SearchQuery("squash git commits", limit=5, retrieval_mode="semantic", explain=True)
-    return asyncio.run(MODES["semantic"](query, ctx))
+    return asyncio.run(MODES["semantic"].run(query, ctx, services.upstreams))
 
 
 def test_pass_one_scores_snippets_and_pass_two_the_best_chunks_and_the_other_snippets() -> None:

@@ -1,19 +1,16 @@
 """vector mode over a fake index: one result per page with its best chunk, the floor, and the fallbacks."""
 
 import asyncio
-import time
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery, SourceRequest
 from agent.ranking.modes import MODES
 from agent.upstream.semantic import IndexEmpty, SemanticUnavailable
 
-from ...fake_searxng import FakeSearxng
+from ...fake_searxng import FakeSearxng, replaced
 
 
 def chunk(url: str, index: int, score: float, text: str = "", title: str = "") -> dict[str, Any]:
@@ -39,9 +36,10 @@ class FakeIndex:
 
 def search(mode: str, index: FakeIndex, fake: FakeSearxng | None = None, **fields: object) -> SearchOutcome:
     fake = fake or FakeSearxng(total=5)
-    services = replace(fake.services(vector_floor=0.5), semantic=index)
-    ctx = SearchContext(services, deadline=time.monotonic() + 30)
-    return asyncio.run(MODES[mode](SearchQuery(**{"query": "wal checkpoint", "limit": 5, **fields}), ctx))
+    services = replaced(fake.services(vector_floor=0.5), semantic=index)
+    ctx = services.context(30)
+    query = SearchQuery(**{"query": "wal checkpoint", "limit": 5, **fields})
+    return asyncio.run(MODES[mode].run(query, ctx, services.upstreams))
 
 
 A, B, C = "https://a.test/wal", "https://b.test/checkpoint", "https://c.test/readers"

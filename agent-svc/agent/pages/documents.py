@@ -1,0 +1,39 @@
+"""A page as a Firecrawl Document: its content in the formats asked for, and a `metadata` that repeats url,
+sourceURL, title and description (firecrawl-py turns an item with content keys into a Document, which has no
+top-level url or title). A page that failed keeps no content key, only `metadata` with the error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.core.pages import Extracted, Page
+
+SUPPORTED = ("markdown", "html", "rawHtml", "links")  # the formats a Document can carry without the LLM
+
+
+def document(url: str, title: str, description: str, page: Page, formats: list[str]) -> dict[str, Any]:
+    extracted, error = page.extracted, page.error
+    metadata: dict[str, Any] = {
+        "title": (extracted.title if extracted else "") or title, "description": (extracted.description if
+                                                                                extracted else "") or description,
+        "url": page.fetched.final_url, "sourceURL": url, "statusCode": page.fetched.status or _failure_status(error),
+        "contentType": page.fetched.content_type or None, "proxyUsed": "basic",
+    }
+    if extracted is None:
+        return {"metadata": {**metadata, "error": error or "not scraped"}}
+    if extracted.language:
+        metadata["language"] = extracted.language
+    if extracted.published:
+        metadata["publishedTime"] = extracted.published.isoformat()
+    return {**_content(extracted, formats), "metadata": metadata}
+
+
+def _content(extracted: Extracted, formats: list[str]) -> dict[str, Any]:
+    values = {"markdown": extracted.markdown, "html": extracted.html or "", "rawHtml": extracted.raw_html,
+              "links": extracted.links}
+    return {f: values[f] for f in formats}
+
+
+def _failure_status(error: str | None) -> int:
+    """Firecrawl answers 403 for a denied crawl and 500 for other failures without an HTTP status."""
+    return 403 if error and error.startswith("blocked") else 500

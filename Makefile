@@ -44,7 +44,10 @@ tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/pac
 	npm ci --prefix tests/sdk_js --no-audit --no-fund --loglevel=error
 	touch $@
 
+# the layers each service declares (its .importlinter) are checked first: a new import cycle or an upward import
+# fails the build
 test: install
+	cd agent-svc && ../$(VENV)/bin/lint-imports --no-cache --config .importlinter
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed

@@ -7,7 +7,8 @@ from fastapi.responses import JSONResponse
 
 from agent.api.admission import admit_costly
 from agent.api.firecrawl import read_request
-from agent.search.scrape import ScrapeRequest, V1ScrapeRequest, scrape
+from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
+from agent.search.scrape import scrape
 
 router = APIRouter()
 

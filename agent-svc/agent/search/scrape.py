@@ -1,11 +1,10 @@
-"""POST /v2/scrape and /v1/scrape: one URL through search's page stage (pages.py: the fetch with its SSRF guard,
-extraction in the worker pool, both within the request's timeout), shaped as the Firecrawl Document that
-search's scrapeOptions return (documents.py), with summary, json and question asked of the LLM (page_answers.py).
+"""A scrape: one URL through the page stage (the fetch with its SSRF guard, extraction in the worker pool, both
+within the request's timeout), shaped as the Firecrawl Document that search's scrapeOptions return, with
+summary, json and question asked of the LLM (answers.page_answers). The request's wire format is
+api.scrape_wire's.
 
-Requests are lenient like search's (unknown keys accepted and ignored), strict on the types of known keys, with
-explicit limits. A page that cannot be had is never a 5xx: its failure gets Firecrawl's status and code (contract
-§2.2; FAILURES), and a page the site answered with an error status is a Document with that statusCode, as
-Firecrawl returns it.
+A page that cannot be had is never a 5xx: its failure gets Firecrawl's status and code (FAILURES), and a page
+the site answered with an error status is a Document with that statusCode, as Firecrawl returns it.
 """
 
 from __future__ import annotations
@@ -14,28 +13,18 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from wisp_obs.requests import request_id
 
-from agent.answers.page_answers import answer_pages, page_ask
-from agent.api.firecrawl import ScrapeOptions
+from agent.answers.page_answers import answer_pages
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.pages import Extraction, Page
-from agent.core.query import PAGE_ASK_KINDS, PageAsk
-from agent.errors import BadRequest, WispError
-from agent.index.crawl.options import FIRECRAWL_FORMATS, MAX_URL_CHARS, check_page_url
-from agent.pages.documents import SUPPORTED, document
+from agent.core.query import PageAsk
+from agent.errors import WispError
+from agent.pages.documents import document
 from agent.pages.failures import failure
 from agent.services import Services
 from agent.upstream.clients import Upstreams
-
-MAX_FORMATS = 20
-MAX_TAGS = 100
-MAX_HEADERS = 50
-MAX_ACTIONS = 50  # Firecrawl's own bound
-MAX_TIMEOUT_MS = 300_000
-MAX_WAIT_FOR_MS = 60_000
 
 # a failure with no page to show → (HTTP status, Firecrawl's code). Firecrawl answers a DNS failure with 200 and
 # `success: false`; Wisp does the same for the other site failures upstream answers with a 500, so that a bad page
@@ -71,82 +60,6 @@ class ScrapeJob:
     @property
     def extraction(self) -> Extraction:
         return Extraction(self.main_only, document=bool({"html", "rawHtml"} & set(self.formats)))
-
-
-class _PageFields(BaseModel):
-    """What /v1 and /v2 scrape requests share besides `formats`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
-    onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
-    timeout: StrictInt | None = Field(None, gt=0, le=MAX_TIMEOUT_MS)
-    waitFor: StrictInt | None = Field(None, ge=0, le=MAX_WAIT_FOR_MS)  # noqa: N815
-    includeTags: list[StrictStr] | None = Field(None, max_length=MAX_TAGS)  # noqa: N815
-    excludeTags: list[StrictStr] | None = Field(None, max_length=MAX_TAGS)  # noqa: N815
-    headers: dict[str, StrictStr] | None = Field(None, max_length=MAX_HEADERS)
-    actions: list[dict[str, Any]] | None = Field(None, max_length=MAX_ACTIONS)
-    mobile: StrictBool | None = None
-    location: dict[str, Any] | None = None
-    zeroDataRetention: StrictBool | None = None  # noqa: N815 - a scrape keeps nothing anyway
-    origin: StrictStr | None = None
-    integration: StrictStr | None = None
-
-    def _job(self, items: list[dict[str, Any]], timeout_ms: int, json_key: str = "json") -> ScrapeJob:
-        """The job these fields and format objects ask for; a 400 naming what is wrong."""
-        url = self.url.strip()
-        url = url if "://" in url else f"http://{url}"  # as Firecrawl does
-        check_page_url(url)
-        if len(items) > MAX_FORMATS:
-            raise BadRequest(f"formats may name at most {MAX_FORMATS} formats")
-        names = [str(item["type"]) for item in items]
-        if unknown := sorted(set(names) - FIRECRAWL_FORMATS):
-            raise BadRequest(f"unknown formats {unknown}")
-        if self.waitFor and self.waitFor > timeout_ms / 2:
-            raise BadRequest("waitFor must be at most half of timeout")
-        if self.actions:
-            raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
-                               "actions are not supported: Wisp fetches pages without a browser")
-        asks = tuple(page_ask(item) for item in items if item["type"] in PAGE_ASK_KINDS)
-        if len({a.kind for a in asks}) < len(asks):
-            raise BadRequest("formats name summary, json and question at most once each")
-        return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in SUPPORTED)), asks,
-                         self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key)
-
-    def _warnings(self, names: list[str]) -> tuple[str, ...]:
-        warnings = []
-        if skipped := sorted(set(names) - set(SUPPORTED) - set(PAGE_ASK_KINDS)):
-            warnings.append(f"formats {skipped} are not supported and were skipped")
-        ignored = [name for name, value in (("includeTags", self.includeTags), ("excludeTags", self.excludeTags),
-                                            ("headers", self.headers), ("location", self.location),
-                                            ("waitFor", self.waitFor), ("mobile", self.mobile)) if value]
-        if ignored:
-            warnings.append(f"{', '.join(ignored)} are not supported and were ignored")
-        return tuple(warnings)
-
-
-class ScrapeRequest(_PageFields, ScrapeOptions):
-    """Firecrawl's v2 scrape request: its scrape options and the URL (contract §2.1)."""
-
-    def to_job(self, default_timeout_s: float) -> ScrapeJob:
-        return self._job(self.formats or [{"type": "markdown"}], self.timeout or round(default_timeout_s * 1000))
-
-
-class V1ScrapeRequest(_PageFields):
-    """v1's scrape request: `formats` are strings, and `json`/`extract` take their options beside them (§3)."""
-
-    formats: list[StrictStr] | None = Field(None, max_length=MAX_FORMATS)
-    jsonOptions: dict[str, Any] | None = None  # noqa: N815
-    extract: dict[str, Any] | None = None
-
-    def to_job(self, default_timeout_s: float) -> ScrapeJob:
-        names = self.formats or ["markdown"]
-        if {"json", "extract"} <= set(names):
-            raise BadRequest("formats name json or extract, not both")
-        items = [{**(self.jsonOptions or {}), "type": "json"} if name == "json" else
-                 {**(self.extract or {}), "type": "json"} if name == "extract" else {"type": name} for name in names]
-        return self._job(items, self.timeout or round(default_timeout_s * 1000),
-                         "extract" if "extract" in names else "json")
 
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:

@@ -9,9 +9,10 @@ import httpx
 import pytest
 
 from agent.api.firecrawl import parsed
+from agent.api.scrape_wire import MAX_FORMATS, ScrapeRequest, V1ScrapeRequest
 from agent.core.pages import Fetched
 from agent.errors import BadRequest, InvalidRequestBody
-from agent.search.scrape import MAX_FORMATS, ScrapeFailed, ScrapeJob, ScrapeRequest, V1ScrapeRequest, scrape
+from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
 
 from ..answers.test_rich import FakeLLM
 from ..fake_searxng import FakeSearxng, replaced

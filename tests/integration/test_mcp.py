@@ -90,7 +90,7 @@ def test_answer_returns_cited_text(rich_agents: dict[str, str], transport: Any) 
     assert {int(n) for n in re.findall(r"\[(\d+)\]", answer["answer"])} <= numbers  # every [n] resolves
     for citation in answer["citations"]:
         assert f"[{citation['number']}] " in text(result) and f"<{citation['url']}>" in text(result)
-    if not numbers:  # the 135M test model mostly writes without the sources' markers (see README)
+    if not numbers:  # the 135M test model mostly writes without the sources' markers (docs/evaluation.md)
         assert "The answer cites no source; it was written from:\n- " in text(result)
 
 

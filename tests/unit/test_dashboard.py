@@ -1,5 +1,5 @@
-"""The dashboard (deploy/grafana.json) and the README's PromQL name only metrics the services export, and the
-README lists every one of them."""
+"""The dashboard (deploy/grafana.json) and the PromQL of docs/operations.md name only metrics the services export,
+and docs/operations.md lists every one of them."""
 
 import json
 import re
@@ -15,7 +15,7 @@ METRIC = re.compile(r"\bwisp_[a-z_]+\b")
 
 
 def exported() -> dict[str, set[str]]:
-    """Each Wisp metric's name as the README lists it → the series names PromQL may use."""
+    """Each Wisp metric's name as docs/operations.md lists it → the series names PromQL may use."""
     series = {}
     for family in REGISTRY.collect():
         if not family.name.startswith("wisp_"):
@@ -37,9 +37,9 @@ def test_the_dashboards_queries_name_exported_series() -> None:
     assert used and used <= known, used - known
 
 
-def test_the_readmes_promql_names_exported_series_and_its_tables_every_metric() -> None:
-    readme = (ROOT / "README.md").read_text()
-    promql = "\n".join(re.findall(r"```promql\n(.*?)```", readme, re.DOTALL))
-    assert set(METRIC.findall(promql)) <= set().union(*exported().values())
-    listed = set(re.findall(r"^\| `(wisp_[a-z_]+)` \|", readme, re.MULTILINE))
+def test_the_docs_promql_names_exported_series_and_its_tables_every_metric() -> None:
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    promql = "\n".join(re.findall(r"```promql\n(.*?)```", doc, re.DOTALL))
+    assert METRIC.findall(promql) and set(METRIC.findall(promql)) <= set().union(*exported().values())
+    listed = set(re.findall(r"^\| `(wisp_[a-z_]+)` \|", doc, re.MULTILINE))
     assert listed == set(exported())

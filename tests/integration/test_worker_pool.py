@@ -57,7 +57,10 @@ def test_the_pool_stays_at_its_size_under_a_load_whose_deadlines_kill_workers(
     async def load() -> tuple:
         searches = asyncio.create_task(mixed_load(service.url, clients=8, seconds=20))
         scrapes = asyncio.create_task(hostile_scrapes(searches))
+        # 20 s of load, then the answers in flight (60 s timeouts); the bound only stops a hang
+        deadline = time.monotonic() + 180
         while not searches.done():
+            assert time.monotonic() < deadline, "the 20 s load did not end within 180 s"
             counts.append(extraction_workers(pid))
             await asyncio.sleep(0.5)
         return await searches, await scrapes

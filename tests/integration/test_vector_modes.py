@@ -6,6 +6,7 @@ import time
 
 import httpx
 
+from agent.config import Settings
 from offline_web.processes import free_port
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import finished_crawl, index_agent_service
@@ -46,7 +47,8 @@ def test_vector_mode_answers_from_the_index_with_scores(crawled: dict, index_age
 
 def test_the_floor_drops_an_off_topic_query(crawled: dict, index_agent: str) -> None:
     result = search(index_agent, query=OFF_TOPIC, retrieval_mode="vector")
-    assert result["data"]["web"] == [] and "relevance floor (VECTOR_FLOOR 0.586)" in result["warning"]
+    floor = Settings().vector_floor
+    assert result["data"]["web"] == [] and f"relevance floor (VECTOR_FLOOR {floor})" in result["warning"]
 
 
 def test_hybrid_vector_merges_searxng_and_the_index(crawled: dict, index_agent: str, stack: OfflineStack) -> None:

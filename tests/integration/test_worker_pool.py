@@ -14,6 +14,7 @@ import httpx
 import pytest
 from conftest import agent_service
 
+from agent.config import Settings
 from offline_web.load import extraction_workers, mixed_load
 from offline_web.processes import family, wait_gone
 from offline_web.stack import OfflineStack
@@ -29,7 +30,7 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         assert service.process is not None
         members = family(service.process.pid)
         commands = [p.cmdline for p in members]
-        assert sum("-m agent.worker" in c for c in commands) == 2  # EXTRACT_WORKERS' default
+        assert sum("-m agent.worker" in c for c in commands) == Settings().extract_workers  # EXTRACT_WORKERS
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
         assert not wait_gone(members)
@@ -65,13 +66,15 @@ def test_the_pool_stays_at_its_size_under_a_load_whose_deadlines_kill_workers(
             await asyncio.sleep(0.5)
         return await searches, await scrapes
 
+    workers = Settings().extract_workers
     try:
         answers, scrapes = asyncio.run(load())
         assert answers["200"] > 0 and 408 in scrapes, (answers, scrapes)  # searches answered; deadlines killed
-        assert max(counts) <= 2, counts  # EXTRACT_WORKERS' default, all along
+        assert max(counts) <= workers, counts  # EXTRACT_WORKERS, all along
         ended = time.monotonic()
-        while extraction_workers(pid) != 2 and time.monotonic() - ended < 30:
+        while extraction_workers(pid) != workers and time.monotonic() - ended < 30:
             time.sleep(0.2)
-        assert extraction_workers(pid) == 2  # no more, and the workers killed were replaced
+        # no more, and the workers killed were replaced
+        assert extraction_workers(pid) == workers, f"{extraction_workers(pid)} workers 30 s after the load"
     finally:
         service.stop()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import sqlite3
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from posixpath import dirname, normpath
+
+from wisp_text.sentences import sentence_ends
 
 from offline_web.corpus import site_dir
 from offline_web.pages import Page, image_size, parse_page
@@ -21,7 +22,6 @@ log = logging.getLogger(__name__)
 
 INDEXER_VERSION = "indexer-v1"
 _MIN_IMAGE_SIDE = 48
-_SENTENCE_END = re.compile(r"[.!?](\s|$)")
 _PARALLEL_ABOVE = 200  # pages; below this a process pool costs more than it saves
 
 SCHEMA = """
@@ -122,10 +122,10 @@ def _snippets(parsed: list[_Parsed]) -> dict[str, str]:
 
 def first_sentence(text: str) -> str:
     """The shortest leading span of about 40-220 characters ending a sentence, else the first 200 characters."""
-    for match in _SENTENCE_END.finditer(text):
-        if 40 <= match.start() + 1 <= 220:
-            return text[: match.start() + 1]
-        if match.start() + 1 > 220:
+    for end in sentence_ends(text):
+        if 40 <= end <= 220:
+            return text[:end]
+        if end > 220:
             break
     return text[:200]
 

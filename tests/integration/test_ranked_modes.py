@@ -10,7 +10,10 @@ import pytest
 from firecrawl import Firecrawl
 from test_sdk_js import run_js
 
+from agent.config import Settings
+
 QUERY = "git squash last few commits into one"
+SETTINGS = Settings()  # what the services read too: the same environment and working directory
 
 
 def search(url: str, **body: object) -> dict:
@@ -38,10 +41,10 @@ def test_semantic_mode_scores_fetched_content_and_prunes_by_margin(semantic_body
     assert web and all(isinstance(w["score"], float) and w["evidence"] in ("page", "snippet") for w in web)
     assert {"searxng", "embed", "fetch", "extract", "bm25", "pack"} <= set(semantic_body["timings_ms"])
     fetched = [e for e in explain if e["fetch"] == "ok"]
-    assert len(fetched) == 8 and all(e["content_chars"] > 0 for e in fetched)  # FETCH_TOP
+    assert len(fetched) == SETTINGS.fetch_top and all(e["content_chars"] > 0 for e in fetched)
     top = max(e["score"] for e in explain)
     for row in explain:
-        assert row["decision"] == ("kept" if top - row["score"] <= 0.45 else "pruned")
+        assert row["decision"] == ("kept" if top - row["score"] <= SETTINGS.semantic_margin else "pruned")
     kept_urls = {e["url"] for e in explain if e["decision"] == "kept"}
     assert {w["url"] for w in web} <= kept_urls
     assert "git-scm.com/docs/git-rebase.html" in [page(w["url"]) for w in web]
@@ -56,9 +59,9 @@ def test_hybrid_mode_reranks_passages_and_packs_the_context(hybrid_body: dict) -
     assert {"searxng", "fetch", "extract", "bm25", "rerank", "pack"} <= set(hybrid_body["timings_ms"])
     context = hybrid_body["context"]
     blocks = re.findall(r"^\[(\d+)\] ", context, re.MULTILINE)
-    assert blocks and max(blocks.count(n) for n in set(blocks)) <= 3  # at most 3 passages a page
+    assert blocks and max(blocks.count(n) for n in set(blocks)) <= SETTINGS.pack_per_url
     texts = [block.split("\n", 1)[1] for block in re.split(r"\n\n(?=\[\d+\] )", context)]
-    assert sum(map(len, texts)) <= 10_000  # PACK_CHARS
+    assert sum(map(len, texts)) <= SETTINGS.pack_chars
     assert set(texts) <= {p["text"] for w in web for p in w["passages"]}  # it packs what the results show
     decisions = {e["decision"] for e in hybrid_body["explain"]}
     assert decisions <= {"kept", "pruned"} and "pruned" in decisions

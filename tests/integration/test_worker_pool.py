@@ -14,6 +14,7 @@ import httpx
 import pytest
 from conftest import agent_service
 
+from agent.config import Settings
 from offline_web.load import extraction_workers, mixed_load
 from offline_web.processes import family, wait_gone
 from offline_web.stack import OfflineStack
@@ -29,7 +30,7 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         assert service.process is not None
         members = family(service.process.pid)
         commands = [p.cmdline for p in members]
-        assert sum("-m agent.pages.worker" in c for c in commands) == 2  # EXTRACT_WORKERS' default
+        assert sum("-m agent.pages.worker" in c for c in commands) == Settings().extract_workers  # EXTRACT_WORKERS
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
         assert not wait_gone(members)
@@ -57,18 +58,23 @@ def test_the_pool_stays_at_its_size_under_a_load_whose_deadlines_kill_workers(
     async def load() -> tuple:
         searches = asyncio.create_task(mixed_load(service.url, clients=8, seconds=20))
         scrapes = asyncio.create_task(hostile_scrapes(searches))
+        # 20 s of load, then the answers in flight (60 s timeouts); the bound only stops a hang
+        deadline = time.monotonic() + 180
         while not searches.done():
+            assert time.monotonic() < deadline, "the 20 s load did not end within 180 s"
             counts.append(extraction_workers(pid))
             await asyncio.sleep(0.5)
         return await searches, await scrapes
 
+    workers = Settings().extract_workers
     try:
         answers, scrapes = asyncio.run(load())
         assert answers["200"] > 0 and 408 in scrapes, (answers, scrapes)  # searches answered; deadlines killed
-        assert max(counts) <= 2, counts  # EXTRACT_WORKERS' default, all along
+        assert max(counts) <= workers, counts  # EXTRACT_WORKERS, all along
         ended = time.monotonic()
-        while extraction_workers(pid) != 2 and time.monotonic() - ended < 30:
+        while extraction_workers(pid) != workers and time.monotonic() - ended < 30:
             time.sleep(0.2)
-        assert extraction_workers(pid) == 2  # no more, and the workers killed were replaced
+        # no more, and the workers killed were replaced
+        assert extraction_workers(pid) == workers, f"{extraction_workers(pid)} workers 30 s after the load"
     finally:
         service.stop()

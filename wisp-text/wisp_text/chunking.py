@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wisp_text.sentences import split_sentences
+
 DEFAULT_MAX_CHARS = 1200
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ def chunk_text(text: str, max_chars: int = DEFAULT_MAX_CHARS, title: str = "") -
     """Split markdown or plain text into chunks of at most `max_chars`, packing whole paragraphs.
 
     A heading line (`# …`) starts a new chunk and becomes the heading of the chunks below it; a paragraph
-    longer than `max_chars` is cut at sentence ends, and a sentence longer than that at `max_chars`.
+    longer than `max_chars` is cut at sentence ends (`split_sentences`, not at its line breaks), and a sentence
+    longer than that at `max_chars`.
     `title` is the heading of what comes before the first heading.
     """
     chunks: list[Chunk] = []
@@ -73,7 +75,7 @@ def _pieces(block: str, max_chars: int) -> list[str]:
     if len(block) <= max_chars:
         return [block]
     pieces, current = [], ""
-    for sentence in _SENTENCE_END.split(block):
+    for sentence in split_sentences(block):
         while len(sentence) > max_chars:
             if current:
                 pieces.append(current)

@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wisp_text.sentences import split_sentences
+
 from agent.core.passage import Passage
 from agent.ranking.pack import context_text, headers
 
@@ -23,7 +25,6 @@ Answer in at most five sentences."""
 
 _MARKER = re.compile(r"\s*\[(\d{1,3})\]")
 _MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}\])+)")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ def draft(reply: str, sources: Sequence[Source]) -> Draft:
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences (and lines)."""
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece.strip()]
+    """The text's sentences, and each line a sentence of its own (a list item or a heading has no stop)."""
+    return split_sentences(text, at_line_breaks=True)
 
 
 def _sentences(text: str) -> list[str]:

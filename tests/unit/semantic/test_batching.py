@@ -2,6 +2,7 @@
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -27,9 +28,11 @@ class Blocker:
         return task
 
 
-async def queued(lane: ModelLane, jobs: int, priority: Priority | None = None) -> None:
-    """Until `jobs` jobs (of `priority`, or of both) wait in the lane."""
-    while (lane.stats().waiting[priority].jobs if priority else lane.stats().pending_jobs) < jobs:
+async def queued(lane: ModelLane, jobs: int, priority: Priority | None = None, timeout_s: float = 5) -> None:
+    """Until `jobs` jobs (of `priority`, or of both) wait in the lane; a failure if they do not within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while (waiting := lane.stats().waiting[priority].jobs if priority else lane.stats().pending_jobs) < jobs:
+        assert time.monotonic() < deadline, f"{waiting} of {jobs} jobs waiting in the lane after {timeout_s} s"
         await asyncio.sleep(0)  # lets the tasks just created reach the queue; no time passes
 
 

@@ -2,6 +2,7 @@
 priority, the models' speed by kind."""
 
 import asyncio
+import time
 from typing import get_args
 
 import pytest
@@ -86,7 +87,9 @@ def test_a_job_whose_caller_gave_up_counts_as_skipped() -> None:
         abandoned.cancel()
         blocker.release.set()
         await first
+        deadline = time.monotonic() + 5
         while lane.stats().skipped_jobs == 0:
+            assert time.monotonic() < deadline, f"the abandoned job was not dropped within 5 s: {lane.stats()}"
             await asyncio.sleep(0.01)
         await lane.close()
 

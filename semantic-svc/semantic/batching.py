@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from semantic import metrics
-from semantic.errors import NotReady
+from semantic.errors import Busy
 from semantic.heap import HeapTrimmer
 from semantic.speed import SpeedKind, SpeedMeter
 
@@ -42,10 +42,6 @@ Work = Callable[[list[Any]], Sequence[Any]]  # items → one result per item, ea
 Priority = Literal["interactive", "background"]
 PRIORITIES: tuple[Priority, ...] = get_args(Priority)  # the first one waiting is served first
 RECENT_BATCHES = 32
-
-
-class Busy(NotReady):
-    """The queue is full; the client should retry later (503)."""
 
 
 @dataclass(frozen=True)

@@ -20,16 +20,14 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
+from semantic.errors import ModelUnavailable
+
 if TYPE_CHECKING:  # config imports the registry below to validate backend names
     from semantic.config import Settings
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["query", "passage"]
-
-
-class ModelUnavailable(RuntimeError):
-    """A configured model cannot be loaded; the message says which and why."""
 
 
 @dataclass(frozen=True)

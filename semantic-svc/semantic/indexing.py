@@ -20,10 +20,9 @@ from wisp_text.chunking import chunk_text
 
 from semantic import lexical
 from semantic.embedders import Encoded, Kind
-from semantic.errors import Conflict, NotFound
 from semantic.kinds import Lexical
 from semantic.runtime import Runtime
-from semantic.vector_store import CollectionNotFound, DimensionMismatch, StoredChunk
+from semantic.vector_store import StoredChunk
 
 
 @dataclass
@@ -112,10 +111,5 @@ async def stats(runtime: Runtime, collection: str) -> dict[str, Any]:
 
 
 async def _in_store(runtime: Runtime, fn, *args):
-    """Run a blocking store call on the store's own thread; map its lookup errors to HTTP ones."""
-    try:
-        return await asyncio.get_running_loop().run_in_executor(runtime.store_thread, fn, *args)
-    except CollectionNotFound as e:
-        raise NotFound(str(e)) from None
-    except DimensionMismatch as e:
-        raise Conflict(str(e)) from None
+    """Run a blocking store call on the store's own thread."""
+    return await asyncio.get_running_loop().run_in_executor(runtime.store_thread, fn, *args)

@@ -29,11 +29,11 @@ from semantic.embedders import (
     Embedder,
     Encoded,
     Kind,
-    ModelUnavailable,
     resolve_model,
     torch_device,
     truncated_indices,
 )
+from semantic.errors import ModelUnavailable
 
 if TYPE_CHECKING:  # config imports the registry below to validate backend names
     from semantic.config import Settings

@@ -20,8 +20,8 @@ from semantic.batching import ModelLane, Priority
 from semantic.calibration import Calibration, calibrate
 from semantic.config import Settings
 from semantic.embed_cache import EmbeddingCache
-from semantic.embedders import Embedder, Encoded, EncodedText, Kind, ModelUnavailable, load_embedder
-from semantic.errors import NotReady
+from semantic.embedders import Embedder, Encoded, EncodedText, Kind, load_embedder
+from semantic.errors import ModelUnavailable, NotReady
 from semantic.rerankers import Reranker, load_reranker
 from semantic.speed import SpeedKind, SpeedMeter
 from semantic.vector_store import VectorStore

@@ -16,19 +16,12 @@ from typing import Any
 import numpy as np
 from qdrant_client import QdrantClient, models
 
+from semantic.errors import CollectionNotFound, DimensionMismatch
 from semantic.kinds import Lexical
 
 DENSE, LEXICAL = "dense", "lexical"
 # candidates each side brings to the fusion, per hit asked: a hit one side ranks low can still rise
 PREFETCH_PER_HIT = 4
-
-
-class CollectionNotFound(LookupError):
-    pass
-
-
-class DimensionMismatch(ValueError):
-    pass
 
 
 @dataclass

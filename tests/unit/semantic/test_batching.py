@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from semantic.batching import Busy, Depth, ModelLane, Priority
+from semantic.batching import Depth, ModelLane, Priority
+from semantic.errors import Busy
 from semantic.heap import HeapTrimmer
 
 

@@ -21,7 +21,7 @@ from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
 from semantic.embedders import Embedder
 from semantic.errors import BadRequest, ClientGone, SemanticError, TooLarge
-from semantic.runtime import Runtime
+from semantic.runtime import Runtime, check_backends
 from semantic.speed import SpeedKind
 
 log = logging.getLogger("semantic")
@@ -78,6 +78,7 @@ class DeleteRequest(BaseModel):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    check_backends(settings)
     logs.configure(settings.log_level, settings.log_format)
 
     @asynccontextmanager

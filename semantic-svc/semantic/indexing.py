@@ -1,7 +1,9 @@
 """The vector index stage: documents → chunks → embeddings → Qdrant, and queries → nearest chunks.
 
 Upserts are idempotent by URL and content hash: an unchanged document is skipped, a changed one replaces
-all its chunks. Their embedding is the model lane's background work: a crawl indexes in the gaps between searches.
+all its chunks. A chunk's lexical (sparse) vector is of the kind its collection holds (`lexical.py`): the
+embedder's, or BM25's, computed here for the chunk and the query alike. Chunks are embedded as the model lane's
+background work: a crawl indexes in the gaps between searches.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from urllib.parse import urlsplit
 
 from wisp_text.chunking import chunk_text
 
-from semantic.errors import Conflict, NotFound
+from semantic import lexical
+from semantic.embedders import Encoded, Kind
+from semantic.kinds import Lexical
 from semantic.runtime import Runtime
-from semantic.vector_store import CollectionNotFound, DimensionMismatch, StoredChunk
+from semantic.vector_store import StoredChunk
 
 
 @dataclass
@@ -45,7 +49,8 @@ class UpsertReport:
 
 async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -> UpsertReport:
     embedder = runtime.ready_embedder()
-    await _in_store(runtime, runtime.store.ensure_collection, collection, embedder.dimension, embedder.has_sparse)
+    wanted = lexical.for_new_collections(runtime.settings.index_lexical, embedder.has_sparse)
+    held = await _in_store(runtime, runtime.store.ensure_collection, collection, embedder.dimension, wanted)
     report = UpsertReport()
     for document in documents:
         if await _in_store(runtime, runtime.store.content_hash, collection, document.url) == document.content_hash:
@@ -55,8 +60,9 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
         if not chunks:  # headings only: nothing to embed
             report.empty.append(document.url)
             continue
-        encoded = await runtime.embed([c.with_heading for c in chunks], "passage", priority="background")
-        sparse = encoded.sparse or [None] * len(chunks)
+        texts = [c.with_heading for c in chunks]
+        encoded = await runtime.embed(texts, "passage", priority="background")
+        sparse = _lexical_vectors(held, texts, "passage", encoded, runtime.settings.chunk_chars)
         stored = [
             StoredChunk(document.url, chunk.index, encoded.dense[i].tolist(), sparse[i], {
                 "url": document.url, "host": (urlsplit(document.url).hostname or "").lower(),
@@ -76,11 +82,24 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
 async def search(runtime: Runtime, collection: str, query: str, limit: int, score_threshold: float | None,
                  conditions: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The chunks nearest to `query`, best first, each with its score and payload."""
+    held = await _in_store(runtime, runtime.store.lexical, collection)
     encoded = await runtime.embed([query], "query")
-    sparse = encoded.sparse[0] if encoded.sparse else None
+    sparse = _lexical_vectors(held, [query], "query", encoded, runtime.settings.chunk_chars)[0]
     matches = await _in_store(runtime, runtime.store.search, collection, encoded.dense[0].tolist(), sparse,
                               limit, score_threshold, conditions)
     return [{"score": m.score, **{k: v for k, v in m.payload.items() if k != "content_hash"}} for m in matches]
+
+
+def _lexical_vectors(held: Lexical | None, texts: list[str], kind: Kind, encoded: Encoded,
+                     chunk_chars: int) -> list[dict[int, float] | None]:
+    """Each text's lexical vector for a collection whose lexical side is `held`; None where the collection (or
+    the embedder) has none."""
+    if held == "bm25":
+        return [lexical.query_vector(t) if kind == "query" else lexical.document_vector(t, chunk_chars)
+                for t in texts]
+    if held == "model" and encoded.sparse:
+        return list(encoded.sparse)
+    return [None] * len(texts)
 
 
 async def delete(runtime: Runtime, collection: str, conditions: dict[str, str]) -> int:
@@ -92,10 +111,5 @@ async def stats(runtime: Runtime, collection: str) -> dict[str, Any]:
 
 
 async def _in_store(runtime: Runtime, fn, *args):
-    """Run a blocking store call on the store's own thread; map its lookup errors to HTTP ones."""
-    try:
-        return await asyncio.get_running_loop().run_in_executor(runtime.store_thread, fn, *args)
-    except CollectionNotFound as e:
-        raise NotFound(str(e)) from None
-    except DimensionMismatch as e:
-        raise Conflict(str(e)) from None
+    """Run a blocking store call on the store's own thread."""
+    return await asyncio.get_running_loop().run_in_executor(runtime.store_thread, fn, *args)

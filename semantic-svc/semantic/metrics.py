@@ -6,19 +6,13 @@ The queue's depth and the speed are read when /metrics is scraped, so that waiti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import get_args
 
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo
 
+from semantic.kinds import BatchRecord, DropReason, LaneStats
 from semantic.speed import Speed, SpeedKind
-
-if TYPE_CHECKING:  # the lane reports its batches here
-    from semantic.batching import BatchRecord, LaneStats
-
-# why a job got no model time: its caller gave up (skipped), it waited MAX_WAIT_S without starting (expired), or
-# MAX_PENDING jobs were waiting when it came (refused, a 503 at once)
-DropReason = Literal["skipped", "expired", "refused"]
 
 disable_created_metrics()  # the *_created series would double every scrape, and no panel reads them
 

@@ -10,7 +10,8 @@ Each backend says how its model work merges with other requests' by what it asks
   PyPI package ships real cross-encoder weights, so this is the offline default, and /models says so: never
   random weights pretending to rank.
 
-`RERANKERS` is the registry: the only place backend names live (Settings validates against it).
+`RERANKERS` is the registry: the only place backend names live (`runtime.check_backends` refuses others when the
+app is created).
 """
 
 from __future__ import annotations
@@ -20,23 +21,21 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from wisp_text.bm25 import bm25_scores
 
+from semantic.config import Settings
 from semantic.embedders import (
     Embedder,
     Encoded,
     Kind,
-    ModelUnavailable,
     resolve_model,
     torch_device,
     truncated_indices,
 )
-
-if TYPE_CHECKING:  # config imports the registry below to validate backend names
-    from semantic.config import Settings
+from semantic.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from semantic.batching import ModelLane, Priority
+from semantic.batching import ModelLane
 from semantic.calibration import Calibration, calibrate
 from semantic.config import Settings
 from semantic.embed_cache import EmbeddingCache
-from semantic.embedders import Embedder, Encoded, EncodedText, Kind, ModelUnavailable, load_embedder
-from semantic.errors import NotReady
-from semantic.rerankers import Reranker, load_reranker
+from semantic.embedders import EMBEDDERS, Embedder, Encoded, EncodedText, Kind, load_embedder
+from semantic.errors import ModelUnavailable, NotReady
+from semantic.kinds import Priority
+from semantic.rerankers import RERANKERS, Reranker, load_reranker
 from semantic.speed import SpeedKind, SpeedMeter
 from semantic.vector_store import VectorStore
 
@@ -165,6 +166,16 @@ class _RerankModels:
     async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
                   batch_key: Hashable) -> list[Any]:
         return await self.runtime.lane.run(work, items, batch_key, timed_as="rerank")
+
+
+def check_backends(settings: Settings) -> None:
+    """Refuse a backend that no registry holds, naming the variable and the choices (ValueError), so that a typo
+    stops the service as it starts rather than when the models load."""
+    for variable, backend, registry in (("EMBED_BACKEND", settings.embed_backend, EMBEDDERS),
+                                        ("SIMILARITY_BACKEND", settings.similarity_backend, EMBEDDERS),
+                                        ("RERANK_BACKEND", settings.rerank_backend, RERANKERS)):
+        if backend != "auto" and backend not in registry:
+            raise ValueError(f"{variable}={backend!r} is not a backend; use auto or one of {', '.join(registry)}")
 
 
 def _transformers_logs_join_ours() -> None:

@@ -141,8 +141,8 @@ def test_index_upsert_search_update_delete(semantic: httpx.Client) -> None:
     assert semantic.post("/index/upsert", json={"documents": changed, "collection": "docs"}).json()["indexed"] == [
         docs[1]["url"]]
     assert semantic.get("/index/stats", params={"collection": "docs"}).json() | {"location": None} == {
-        "collection": "docs", "documents": 2, "chunks": 3, "dimension": 384, "sparse": False, "store": "embedded",
-        "location": None}
+        "collection": "docs", "documents": 2, "chunks": 3, "dimension": 384, "sparse": True, "lexical": "bm25",
+        "store": "embedded", "location": None}
     deleted = semantic.post("/index/delete", json={"url": docs[1]["url"], "collection": "docs"}).json()
     assert deleted["deleted_chunks"] == 1
     after = semantic.post("/index/search", json={"query": "squash commits", "collection": "docs"}).json()["results"]

@@ -39,8 +39,8 @@ def test_vector_mode_answers_from_the_index_with_scores(crawled: dict, index_age
     crawled_urls = {d["metadata"]["url"] for d in crawled["data"]}
     assert web and {r["url"] for r in web} <= crawled_urls and len({r["url"] for r in web}) == len(web)
     assert web[0]["url"].endswith("/www.sqlite.org/wal.html")
-    scores = [r["score"] for r in web]
-    assert scores == sorted(scores, reverse=True) and all(r["evidence"] == "index" for r in web)
+    # ordered by the fusion of cosine and BM25, each scored by its cosine, none below the floor
+    assert all(r["score"] >= 0.586 for r in web) and all(r["evidence"] == "index" for r in web)
     assert web[0]["description"] == web[0]["passages"][0]["text"] and "index" in result["timings_ms"]
     assert "checkpoint" in result["context"].lower()
 

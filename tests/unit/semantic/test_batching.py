@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from semantic.batching import Busy, Depth, ModelLane, Priority
+from semantic.batching import ModelLane
+from semantic.errors import Busy
 from semantic.heap import HeapTrimmer
+from semantic.kinds import Depth, Priority
 
 
 class Blocker:

@@ -5,7 +5,8 @@ import types
 
 import pytest
 
-from semantic.embedders import ModelUnavailable, _onnx_provider, torch_device
+from semantic.embedders import _onnx_provider, torch_device
+from semantic.errors import ModelUnavailable
 
 
 @pytest.fixture

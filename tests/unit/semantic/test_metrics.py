@@ -10,7 +10,8 @@ from prometheus_client import REGISTRY
 from wisp_obs.requests import RequestInfo
 
 from semantic import metrics
-from semantic.batching import Busy, ModelLane
+from semantic.batching import ModelLane
+from semantic.errors import Busy
 from semantic.speed import SpeedMeter
 
 from .test_batching import Blocker, queued, recorded

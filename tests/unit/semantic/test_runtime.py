@@ -6,12 +6,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from semantic import indexing
 from semantic.config import Settings
-from semantic.embedders import Encoded, Kind
-from semantic.rerankers import BiEncoderHybridReranker, _PairReranker
-from semantic.runtime import Ranked, Runtime
+from semantic.embedders import EMBEDDERS, Encoded, Kind
+from semantic.rerankers import RERANKERS, BiEncoderHybridReranker, _PairReranker
+from semantic.runtime import Ranked, Runtime, check_backends
 
 from .test_batching import Blocker, queued
 
@@ -242,3 +243,20 @@ def test_the_calibration_times_pass_2_with_the_similarity_model(tmp_path: Path) 
     run(runtime, lambda: asyncio.sleep(0))
     assert [(kind, len(texts)) for kind, texts in runtime.similarity_embedder.calls] == [("query", 1), ("passage", 28)]
     assert runtime.speed.speed("embed").source == "calibration"
+
+
+def test_unknown_backends_are_refused_naming_the_registered_ones() -> None:
+    check_backends(Settings(embed_backend="onnx", rerank_backend="bi-encoder-hybrid"))
+    with pytest.raises(ValueError, match="EMBED_BACKEND='tensorflow' is not a backend; use auto or one of "
+                                         "sentence-transformers, onnx, onnx-int8, flagembedding"):
+        check_backends(Settings(embed_backend="tensorflow"))
+    with pytest.raises(ValueError, match="SIMILARITY_BACKEND='tensorflow' is not a backend"):
+        check_backends(Settings(similarity_model="intfloat/multilingual-e5-small", similarity_backend="tensorflow"))
+    with pytest.raises(ValueError, match="one of cross-encoder, flag-reranker, bi-encoder-hybrid"):
+        check_backends(Settings(rerank_backend="colbert"))
+
+
+def test_the_settings_name_every_registered_backend() -> None:
+    fields = Settings.model_fields
+    for field, registry in (("embed_backend", EMBEDDERS), ("rerank_backend", RERANKERS)):
+        assert all(name in str(fields[field].description) for name in registry), field

@@ -48,6 +48,7 @@ tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/pac
 # fails the build
 test: install
 	cd agent-svc && ../$(VENV)/bin/lint-imports --no-cache --config .importlinter
+	cd semantic-svc && ../$(VENV)/bin/lint-imports --no-cache --config .importlinter
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed

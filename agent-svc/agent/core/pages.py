@@ -13,6 +13,24 @@ FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "u
                        "too_many_redirects", "connect_error", "error"]
 
 
+FailureKind = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted"]
+
+
+@dataclass(frozen=True)
+class PageError:
+    """Why a page has no text, set where it failed: one vocabulary for /v2/scrape's statuses, a crawl's error
+    codes and a Document's status. `timeout`: a deadline came first; `dns`: the host does not resolve;
+    `blocked`: the SSRF guard refused it; `http`: the site answered an error status; `tls`: no secure
+    connection; `unsupported`: not a page Wisp reads; `unreachable`: any other fetch failure; `unextracted`:
+    fetched, but no text came out of it."""
+
+    kind: FailureKind
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail
+
+
 @dataclass
 class Fetched:
     """One fetch: the body on success, else `error` (and the HTTP status when there was one)."""
@@ -23,8 +41,8 @@ class Fetched:
     content_type: str = ""
     body: bytes = b""
     charset: str | None = None
-    error: str | None = None
-    outcome: FetchOutcome = "ok"  # the error's kind, for metrics
+    error: PageError | None = None
+    outcome: FetchOutcome = "ok"  # the fetch metric's label: finer than the error's kind (redirects, size)
 
     @property
     def ok(self) -> bool:
@@ -68,8 +86,14 @@ class Page:
 
     fetched: Fetched
     extracted: Extracted | None = None
-    error: str | None = None
+    error: PageError | None = None
     extraction: Extraction | None = None  # None: fetched, not extracted yet
+
+    @property
+    def failure(self) -> FailureKind:
+        """Why it has no text (`unextracted` when neither the fetch nor the extraction said)."""
+        error = self.error or self.fetched.error
+        return error.kind if error else "unextracted"
 
     def serves(self, wanted: Extraction) -> bool:
         """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.core.pages import Extracted, Page
+from agent.core.pages import Extracted, Page, PageError
 
 SUPPORTED = ("markdown", "html", "rawHtml", "links")  # the formats a Document can carry without the LLM
 
@@ -20,7 +20,7 @@ def document(url: str, title: str, description: str, page: Page, formats: list[s
         "contentType": page.fetched.content_type or None, "proxyUsed": "basic",
     }
     if extracted is None:
-        return {"metadata": {**metadata, "error": error or "not scraped"}}
+        return {"metadata": {**metadata, "error": str(error or "not scraped")}}
     if extracted.language:
         metadata["language"] = extracted.language
     if extracted.published:
@@ -34,6 +34,6 @@ def _content(extracted: Extracted, formats: list[str]) -> dict[str, Any]:
     return {f: values[f] for f in formats}
 
 
-def _failure_status(error: str | None) -> int:
+def _failure_status(error: PageError | None) -> int:
     """Firecrawl answers 403 for a denied crawl and 500 for other failures without an HTTP status."""
-    return 403 if error and error.startswith("blocked") else 500
+    return 403 if error and error.kind in ("blocked", "dns") else 500

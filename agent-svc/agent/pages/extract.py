@@ -19,7 +19,7 @@ from wisp_text.chunking import chunk_text
 from wisp_text.markdown import unescaped
 
 from agent.core.dates import parse_iso
-from agent.core.pages import Extracted, Extraction, Fetched, Page
+from agent.core.pages import Extracted, Extraction, Fetched, Page, PageError
 from agent.errors import Degraded
 from agent.pages.fetch import PDF_TYPE
 
@@ -41,9 +41,10 @@ def extract_page(fetched: Fetched, how: Extraction) -> Page:
     try:
         extracted = extract(read, how.main_only, how.document)
     except ExtractionFailed as e:
-        return Page(fetched, error=str(e), extraction=how)
+        return Page(fetched, error=PageError("unextracted", str(e)), extraction=how)
     except Exception as e:  # trafilatura, lxml or pypdf on a hostile page
-        return Page(fetched, error=f"extraction failed ({type(e).__name__}: {e})", extraction=how)
+        return Page(fetched, error=PageError("unextracted", f"extraction failed ({type(e).__name__}: {e})"),
+                    extraction=how)
     if how.chunk_chars:
         chunks = chunk_text(unescaped(extracted.markdown), how.chunk_chars, extracted.title)
         extracted = replace(extracted, chunks=tuple(chunks))

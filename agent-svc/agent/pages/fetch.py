@@ -17,7 +17,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from agent import metrics
-from agent.core.pages import Fetched, FetchOutcome
+from agent.core.pages import FailureKind, Fetched, FetchOutcome, PageError
 from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
@@ -48,7 +48,7 @@ class Fetcher:
                 return await self.fetch(url, types)
         except TimeoutError:
             metrics.fetched("timeout")
-            return Fetched(url, url, error="still loading at the deadline", outcome="timeout")
+            return Fetched(url, url, error=PageError("timeout", "still loading at the deadline"), outcome="timeout")
 
     async def fetch(self, url: str, types: tuple[str, ...] = ()) -> Fetched:
         """Never raises: whatever goes wrong with one page is that page's error."""
@@ -66,15 +66,15 @@ class Fetcher:
                     outcome.url, outcome.final_url = url, current
                     return outcome
                 current = urljoin(current, outcome)  # a redirect: check and follow its target
-            return Fetched(url, current, error=f"more than {self._policy.max_redirects} redirects",
-                           outcome="too_many_redirects")
+            return Fetched(url, current, error=PageError("unreachable", f"more than {self._policy.max_redirects} "
+                                                         "redirects"), outcome="too_many_redirects")
         except Blocked as e:
-            return Fetched(url, current, error=f"blocked: {e}", outcome="blocked")
+            return Fetched(url, current, error=PageError(e.kind, f"blocked: {e}"), outcome="blocked")
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
-            return Fetched(url, current, error=f"{type(e).__name__}: {e}" if str(e) else type(e).__name__,
-                           outcome=_outcome_of(e))
+            detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            return Fetched(url, current, error=PageError(_kind_of(e, detail), detail), outcome=_outcome_of(e))
 
     async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
         """The page, or the Location of a redirect."""
@@ -91,14 +91,16 @@ class Fetcher:
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
             if response.status_code >= 400:
-                fetched.error, fetched.outcome = f"HTTP {response.status_code}", "http_error"
+                fetched.error, fetched.outcome = PageError("http", f"HTTP {response.status_code}"), "http_error"
             elif content_type and not content_type.startswith(TEXT_TYPES + types) and content_type != PDF_TYPE:
-                fetched.error, fetched.outcome = f"unsupported content type {content_type}", "unsupported_type"
+                fetched.error = PageError("unsupported", f"unsupported content type {content_type}")
+                fetched.outcome = "unsupported_type"
             else:
                 fetched.body = await self._read_capped(response)
                 if content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
                     # a cut PDF does not parse
-                    fetched.error, fetched.outcome = f"PDF over {self._policy.max_bytes} bytes", "too_large"
+                    fetched.error = PageError("unsupported", f"PDF over {self._policy.max_bytes} bytes")
+                    fetched.outcome = "too_large"
                 fetched.body = fetched.body[: self._policy.max_bytes]
             return fetched
 
@@ -143,3 +145,9 @@ def _outcome_of(error: Exception) -> FetchOutcome:
     if isinstance(error, httpx.ConnectError):
         return "connect_error"
     return "error"
+
+
+def _kind_of(error: Exception, detail: str) -> FailureKind:
+    if isinstance(error, httpx.TimeoutException):
+        return "timeout"
+    return "tls" if "SSL" in detail or "CERTIFICATE" in detail else "unreachable"

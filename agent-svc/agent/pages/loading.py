@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from agent import metrics
-from agent.core.pages import Extraction, Fetched, Page
+from agent.core.pages import Extraction, Fetched, Page, PageError
 from agent.core.timings import StageTimings
 from agent.pages.extract import extract_page
 from agent.pages.fetch import Fetcher
@@ -48,18 +48,21 @@ class RequestPages:
         known = self._pages.get(url)
         fetched = known.fetched if known else await self._fetcher.fetch_before(url, deadline)
         fetched_at.append(time.perf_counter())
-        return await self._extract(fetched, how, deadline)
+        return await extracted(fetched, how, self._pool, deadline)
 
-    async def _extract(self, fetched: Fetched, how: Extraction, deadline: float) -> Page:
-        if not fetched.ok:
-            return Page(fetched, error=fetched.error, extraction=how)
-        try:
-            async with asyncio.timeout_at(deadline):
-                return await self._pool.run(extract_page, fetched, how)
-        except TimeoutError:  # not marked extracted: Documents, which may wait longer, extract it again
-            return Page(fetched, error="still extracting at the deadline")
-        except WorkerDied as e:
-            return Page(fetched, error=str(e), extraction=how)
+
+async def extracted(fetched: Fetched, how: Extraction, pool: WorkerPool, deadline: float) -> Page:
+    """A fetched page extracted in the worker pool by `deadline` (time.monotonic()); every failure is the
+    page's error, never an exception. Searches and crawls extract through this one function."""
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error, extraction=how)
+    try:
+        async with asyncio.timeout_at(deadline):
+            return await pool.run(extract_page, fetched, how)
+    except TimeoutError:  # not marked extracted: Documents, which may wait longer, extract it again
+        return Page(fetched, error=PageError("timeout", "still extracting at the deadline"))
+    except WorkerDied as e:
+        return Page(fetched, error=PageError("unextracted", str(e)), extraction=how)
 
 
 def failure_warning(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead",

@@ -13,6 +13,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from agent.core.pages import FailureKind
 from agent.errors import Degraded
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -22,6 +23,14 @@ _SHARED_ADDRESS_SPACE = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade N
 
 class Blocked(Degraded):
     """The URL may not be fetched; the message says why."""
+
+    kind: FailureKind = "blocked"
+
+
+class Unresolvable(Blocked):
+    """The URL's host does not resolve."""
+
+    kind: FailureKind = "dns"
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ async def check_url(url: str, allow: Allowlist) -> IPAddress:
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as e:
-        raise Blocked(f"{host} does not resolve ({e})") from None
+        raise Unresolvable(f"{host} does not resolve ({e})") from None
     addresses = [ipaddress.ip_address(sockaddr[0].split("%", 1)[0]) for *_, sockaddr in infos]
     for address in addresses:
         check_address(host, address, allow)

@@ -244,7 +244,7 @@ def _explain_row(judged: Judged) -> dict[str, Any]:
     candidate, page = judged.candidate, judged.candidate.page
     return {
         "url": candidate.url, "title": candidate.title, "searxng_rank": candidate.rank,
-        "fetch": None if page is None else ("ok" if page.extracted else page.error),
+        "fetch": None if page is None else ("ok" if page.extracted else str(page.error)),
         "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
         "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
         "score": None if judged.score is None else round(judged.score, 4),

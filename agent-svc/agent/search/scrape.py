@@ -22,7 +22,6 @@ from agent.core.pages import Extraction, Page
 from agent.core.query import PageAsk
 from agent.errors import WispError
 from agent.pages.documents import document
-from agent.pages.failures import failure
 from agent.services import Services
 from agent.upstream.clients import Upstreams
 
@@ -76,7 +75,7 @@ async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
 async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstreams) -> dict[str, Any]:
     warnings = list(job.warnings)
     if page.extracted is None:
-        kind = failure(page)
+        kind = page.failure
         if kind in FAILURES:
             raise _failed(kind, f"{job.url} could not be scraped: {page.error}")
         warnings.append(f"{job.url} has no content: {page.error}")

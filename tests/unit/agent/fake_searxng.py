@@ -13,7 +13,7 @@ import httpx
 from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
-from agent.core.pages import Fetched
+from agent.core.pages import Fetched, PageError
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
@@ -113,7 +113,7 @@ class FakeWeb:
 
     async def fetch_before(self, url: str, deadline: float) -> Fetched:
         if url not in self.pages:
-            return Fetched(url, url, 404, "text/html", error="HTTP 404")
+            return Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
         return Fetched(url, url, 200, "text/html", self.pages[url].encode())
 
 

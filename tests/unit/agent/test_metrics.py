@@ -176,4 +176,4 @@ def test_a_fetch_past_its_deadline_counts_as_a_timeout() -> None:
                       FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"))
     with Moved("wisp_agent_fetches_total", outcome="timeout") as counted:
         fetched = asyncio.run(fetcher.fetch_before("http://127.0.0.1/", time.monotonic() + 0.05))
-    assert counted.by == 1 and fetched.error == "still loading at the deadline"
+    assert counted.by == 1 and str(fetched.error) == "still loading at the deadline"

@@ -25,10 +25,9 @@ from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.index.ingest import Ingest
 from agent.pages.documents import SUPPORTED, document
-from agent.pages.extract import extract_page
-from agent.pages.failures import failure
 from agent.pages.fetch import Fetcher
-from agent.pages.workers import WorkerDied, WorkerPool
+from agent.pages.loading import extracted
+from agent.pages.workers import WorkerPool
 
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
@@ -127,8 +126,8 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
         return
     page = await _page(crawl, queued.url, robots.crawl_delay_s())
     if page.extracted is None:
-        error = page.error or "no text could be extracted"
-        await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(failure(page), "SCRAPE_FAILED"))
+        error = str(page.error or "no text could be extracted")
+        await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))
         return
     await _index(crawl, page)
     formats = [f for f in crawl.options.formats if f in SUPPORTED]
@@ -146,18 +145,12 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
         fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
-    if not fetched.ok:
-        return Page(fetched, error=fetched.error)
     how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
+    if not fetched.ok:
+        return Page(fetched, error=fetched.error, extraction=how)
     # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
     async with crawl.extract_slots:
-        try:
-            async with asyncio.timeout(settings.crawl_page_timeout_s):
-                return await crawl.tools.cpu_pool.run(extract_page, fetched, how)
-        except TimeoutError:
-            return Page(fetched, error=f"extraction took longer than {settings.crawl_page_timeout_s:g} s")
-        except WorkerDied as e:
-            return Page(fetched, error=str(e))
+        return await extracted(fetched, how, crawl.tools.cpu_pool, time.monotonic() + settings.crawl_page_timeout_s)
 
 
 async def _index(crawl: Crawl, page: Page) -> None:

@@ -3,7 +3,7 @@
 import asyncio
 import time
 
-from agent.core.pages import Extraction
+from agent.core.pages import Extraction, PageError
 
 from ..fake_searxng import FakeSearxng, replaced
 
@@ -32,7 +32,7 @@ def test_a_page_still_extracting_at_the_deadline_gets_an_error_and_the_request_g
 
     pool, page = asyncio.run(main())
     assert pool.started.is_set()
-    assert page.error == "still extracting at the deadline" and page.extracted is None
+    assert page.error == PageError("timeout", "still extracting at the deadline") and page.extracted is None
     assert page.extraction is None  # so Documents, which may wait longer, extract it again
 
 

@@ -1,6 +1,6 @@
 from datetime import UTC, datetime
 
-from agent.core.pages import Extracted, Fetched, Page
+from agent.core.pages import Extracted, Fetched, Page, PageError
 from agent.pages.documents import document
 
 URL = "https://a.org/x"
@@ -19,9 +19,11 @@ def test_a_scraped_item_repeats_url_and_title_in_metadata() -> None:
 
 
 def test_a_failed_item_has_metadata_only() -> None:
-    blocked = Page(Fetched(URL, URL, error="blocked: no"), error="blocked: no")
+    refused = PageError("blocked", "blocked: no")
+    blocked = Page(Fetched(URL, URL, error=refused), error=refused)
     assert document(URL, "T", "D", blocked, ["markdown"]) == {"metadata": {
         "title": "T", "description": "D", "url": URL, "sourceURL": URL, "statusCode": 403, "contentType": None,
         "proxyUsed": "basic", "error": "blocked: no"}}
-    failed = Page(Fetched(URL, URL, 404, "text/html", error="HTTP 404"), error="HTTP 404")
+    failed = Page(Fetched(URL, URL, 404, "text/html", error=PageError("http", "HTTP 404")),
+                  error=PageError("http", "HTTP 404"))
     assert document(URL, "T", "D", failed, ["markdown"])["metadata"]["statusCode"] == 404

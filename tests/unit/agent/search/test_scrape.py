@@ -10,7 +10,7 @@ import pytest
 
 from agent.api.firecrawl import parsed
 from agent.api.scrape_wire import MAX_FORMATS, ScrapeRequest, V1ScrapeRequest
-from agent.core.pages import Fetched
+from agent.core.pages import FailureKind, Fetched, PageError
 from agent.errors import BadRequest, InvalidRequestBody
 from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
 
@@ -104,7 +104,7 @@ class Web:
     async def fetch_before(self, url: str, deadline: float) -> Fetched:
         if url == URL:
             return Fetched(url, url, 200, "text/html", PAGE.encode())
-        return self.errors.get(url) or Fetched(url, url, 404, "text/html", error="HTTP 404")
+        return self.errors.get(url) or Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
 
 
 def run(scrape_job: ScrapeJob, llm: FakeLLM | None = None, **services: Any) -> dict:
@@ -136,20 +136,20 @@ def test_a_page_the_site_answers_with_an_error_status_is_a_document_with_that_st
     assert doc["warning"] == f"{missing} has no content: HTTP 404"
 
 
-@pytest.mark.parametrize(("error", "status", "code"), [
-    ("blocked: docs.test resolves to 127.0.0.1, a non-public address", 403, "UNSUPPORTED_SITE"),
-    ("blocked: nowhere.test does not resolve ([Errno -2] Name or service not known)", 200,
+@pytest.mark.parametrize(("kind", "error", "status", "code"), [
+    ("blocked", "blocked: docs.test resolves to 127.0.0.1, a non-public address", 403, "UNSUPPORTED_SITE"),
+    ("dns", "blocked: nowhere.test does not resolve ([Errno -2] Name or service not known)", 200,
      "SCRAPE_DNS_RESOLUTION_ERROR"),
-    ("ConnectError: [Errno 111] Connection refused", 200, "SCRAPE_SITE_ERROR"),
-    ("ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", 200, "SCRAPE_SSL_ERROR"),
-    ("unsupported content type image/png", 200, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
-    ("still loading at the deadline", 408, "SCRAPE_TIMEOUT"),
+    ("unreachable", "ConnectError: [Errno 111] Connection refused", 200, "SCRAPE_SITE_ERROR"),
+    ("tls", "ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", 200, "SCRAPE_SSL_ERROR"),
+    ("unsupported", "unsupported content type image/png", 200, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
+    ("timeout", "still loading at the deadline", 408, "SCRAPE_TIMEOUT"),
 ])
-def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code_never_a_5xx(error: str, status: int,
-                                                                              code: str) -> None:
+def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code_never_a_5xx(kind: FailureKind, error: str,
+                                                                              status: int, code: str) -> None:
     bad = "https://docs.test/bad"
     with pytest.raises(ScrapeFailed) as failed:
-        run(job({"url": bad}), fetcher=Web({bad: Fetched(bad, bad, error=error)}))
+        run(job({"url": bad}), fetcher=Web({bad: Fetched(bad, bad, error=PageError(kind, error))}))
     assert (failed.value.status, failed.value.code) == (status, code) and error in failed.value.message
 
 

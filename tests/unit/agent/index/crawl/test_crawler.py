@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.core.pages import Fetched
+from agent.core.pages import Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore
 from agent.index.crawl.options import CrawlOptions
@@ -209,15 +209,15 @@ class FailingPool(InlinePool):
 
 def test_each_failure_is_its_pages_own_with_a_firecrawl_code(store: JobStore) -> None:
     pages = {**SITE, URL("hangs.html"): html("Hangs"), URL("dies.html"): html("Dies")}
-    site = FakeSite(pages, errors={URL("private.html"): "blocked: 10.0.0.1 is a private address",
-                                   URL("slow.html"): "still loading at the deadline"})
+    site = FakeSite(pages, errors={URL("private.html"): PageError("blocked", "blocked: 10.0.0.1 is a private address"),
+                                   URL("slow.html"): PageError("timeout", "still loading at the deadline")})
     seeds = (SEED, *(URL(f"{name}.html") for name in ("private", "slow", "hangs", "dies")))
     crawl(store, site, pool=FailingPool(), settings={"crawl_page_timeout_s": 0.05}, seeds=seeds, max_depth=0)
     errors = {e["url"]: (e["code"], e["error"]) for e in store.errors("j")[0]}
     assert errors == {
         URL("private.html"): ("SCRAPE_BLOCKED", "blocked: 10.0.0.1 is a private address"),
         URL("slow.html"): ("SCRAPE_TIMEOUT", "still loading at the deadline"),
-        URL("hangs.html"): ("SCRAPE_TIMEOUT", "extraction took longer than 0.05 s"),
+        URL("hangs.html"): ("SCRAPE_TIMEOUT", "still extracting at the deadline"),
         URL("dies.html"): ("SCRAPE_FAILED", "the extraction worker died"),
     }
     assert done(store) == {SEED} and store.job("j").status == COMPLETED

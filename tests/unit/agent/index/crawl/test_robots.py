@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agent.core.pages import Fetched
+from agent.core.pages import Fetched, PageError
 from agent.index.crawl.robots import Robots, RobotsCache
 
 ROBOTS = """
@@ -35,7 +35,7 @@ class FakeSite:
     """The Fetcher's interface over a dict of URL → page (HTML text or a `Served`); any other URL is a 404, and
     a URL in `errors` fails with that error. Every ask is recorded with the content types it accepts."""
 
-    def __init__(self, pages: dict[str, str | Served], errors: dict[str, str] | None = None) -> None:
+    def __init__(self, pages: dict[str, str | Served], errors: dict[str, PageError] | None = None) -> None:
         self.pages, self.errors = pages, errors or {}
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 
@@ -52,7 +52,8 @@ class FakeSite:
         served = Served(served) if isinstance(served, str) else served
         body = served.body.encode() if isinstance(served.body, str) else served.body
         if served.status >= 400:
-            return Fetched(url, url, served.status, served.content_type, error=f"HTTP {served.status}")
+            return Fetched(url, url, served.status, served.content_type,
+                           error=PageError("http", f"HTTP {served.status}"))
         return Fetched(url, url, served.status, served.content_type, body)
 
 

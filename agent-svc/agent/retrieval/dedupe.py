@@ -27,11 +27,11 @@ def normalize_url(url: str) -> str:
     if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
         host = f"{host}:{port}"
     path = parts.path.rstrip("/") or "/"
-    params = sorted(
+    query = urlencode(sorted(
         (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
         if not k.lower().startswith("utm_") and k.lower() not in _TRACKING_PARAMS
-    )
-    return urlunsplit(("", host, path, urlencode(params), "")).lstrip("/")
+    )) if parts.query else ""  # most result URLs have none: skip parsing and encoding nothing
+    return urlunsplit(("", host, path, query, "")).lstrip("/")
 
 
 def dedupe(items: Iterable[T], url_of: Callable[[T], str]) -> list[T]:

@@ -47,8 +47,8 @@ tests/sdk_js/node_modules/.installed: tests/sdk_js/package.json tests/sdk_js/pac
 # the layers each service declares (its .importlinter) are checked first: a new import cycle or an upward import
 # fails the build
 test: install
-	cd agent-svc && ../$(VENV)/bin/lint-imports --no-cache --config .importlinter
-	cd semantic-svc && ../$(VENV)/bin/lint-imports --no-cache --config .importlinter
+	cd agent-svc && ../$(VENV)/bin/lint-imports --no-cache .importlinter
+	cd semantic-svc && ../$(VENV)/bin/lint-imports --no-cache .importlinter
 	$(PY) -m pytest tests $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed

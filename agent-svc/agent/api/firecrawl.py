@@ -319,11 +319,14 @@ def _item(name: str, hit: Hit, position: int, categories: list[str]) -> dict[str
 
 
 def _ranking(outcome: SearchOutcome, hit: Hit) -> dict[str, Any]:
-    """Wisp's extension on a ranked result: its score, what was scored, and its ranked passages."""
+    """Wisp's extension on a ranked result: its relevance (`score`), what orders the results (`rank_score`, when
+    a fusion does), what was scored, and its ranked passages."""
     detail = outcome.details.get(hit.url)
     if detail is None or detail.score is None:
         return {}
     extension: dict[str, Any] = {"score": round(detail.score, 4), "evidence": detail.evidence}
+    if detail.rank_score is not None:
+        extension["rank_score"] = round(detail.rank_score, 4)
     if detail.passages:
         extension["passages"] = detail.passages
     return extension

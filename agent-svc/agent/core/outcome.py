@@ -15,9 +15,10 @@ from agent.core.passage import Passage
 class ResultDetail:
     """What a ranked mode knows about one result beyond SearXNG's hit."""
 
-    score: float
+    score: float  # the model's relevance of its best passage (the index's cosine, the reranker's score)
     evidence: str  # "page" when its fetched content was scored, "snippet" otherwise
     passages: tuple[dict[str, Any], ...] = ()
+    rank_score: float | None = None  # what the final order sorts by (the mode's fusion), when it is not `score`
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,21 @@ from agent.ranking.features import Columns
 
 RRF_K = 10  # small pools (about 20 candidates): a smaller k than the usual 60 keeps the top ranks decisive
 
-Fusion = Callable[[Columns, Mapping[str, float]], list[int]]
+# the fused value of each candidate, from its feature columns and the weights: the results go in its descending order
+Fusion = Callable[[Columns, Mapping[str, float]], list[float]]
 
 
 def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """The candidates' indices in rrf_values' descending order."""
+    return descending(rrf_values(columns, weights))
+
+
+def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+    """The candidates' indices in linear_values' descending order."""
+    return descending(linear_values(columns, weights))
+
+
+def rrf_values(columns: Columns, weights: Mapping[str, float]) -> list[float]:
     """Weighted reciprocal rank fusion of SearXNG's order and the score's order. `weights["score"]` and
     `weights["prior"]` weigh them (only their ratio counts); without `prior`, the score's weight is its share
     (1: the score alone, 0: SearXNG's order). Other features have no rank to fuse."""
@@ -26,12 +37,12 @@ def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
     scores, prior = columns["score"], columns["prior"]
     fused = [0.0] * len(scores)
     for column, share in ((prior, weights.get("prior", 1 - weight)), (scores, weight)):
-        for rank, i in enumerate(_descending(column), 1):
+        for rank, i in enumerate(descending(column), 1):
             fused[i] += share / (RRF_K + rank)
-    return _descending(fused)
+    return fused
 
 
-def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+def linear_values(columns: Columns, weights: Mapping[str, float]) -> list[float]:
     """The weighted sum of the z-scored features named in `weights`, so a clear gap in one can overturn
     SearXNG's order, where rank fusion only sees that one page beats another."""
     size = len(columns["score"])
@@ -39,7 +50,7 @@ def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
     for name, weight in weights.items():
         for i, value in enumerate(z_scores(columns[name])):
             fused[i] += weight * value
-    return _descending(fused)
+    return fused
 
 
 def z_scores(values: list[float]) -> list[float]:
@@ -63,8 +74,8 @@ def merged_scores(lists: list[list[str]], weights: list[float], k: int = RRF_K) 
     return sorted(fused.items(), key=lambda item: item[1], reverse=True)
 
 
-def _descending(values: list[float]) -> list[int]:
+def descending(values: list[float]) -> list[int]:
     return sorted(range(len(values)), key=lambda i: values[i], reverse=True)  # stable: ties keep SearXNG's order
 
 
-FUSIONS: dict[str, Fusion] = {"rrf": rrf, "linear": linear}
+FUSIONS: dict[str, Fusion] = {"rrf": rrf_values, "linear": linear_values}

@@ -25,7 +25,7 @@ from agent.pages.loading import failure_warning
 from agent.ranking.anytime import Partial
 from agent.ranking.candidates import Candidate, candidate_pool
 from agent.ranking.features import FEATURES, page_features, prior
-from agent.ranking.fusion import FUSIONS, rrf
+from agent.ranking.fusion import FUSIONS, descending, rrf
 from agent.ranking.pack import context_text, pack
 from agent.ranking.prune import within_margin
 from agent.ranking.recency import RECENCY_NOTE, is_time_sensitive, recency_bonus
@@ -96,6 +96,7 @@ class Judged:
     kept: bool = False
     reason: str = "not ranked"
     features: Mapping[str, float] = field(default_factory=dict)
+    fused: float | None = None  # the spec's fusion of its features: what the final order sorts by
 
     @property
     def score(self) -> float | None:
@@ -142,7 +143,11 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: R
         judged = _weighed_by_recency(judged, up.settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
     judged = _with_features(query.query, _pruned(judged, spec.margin))
-    return _finish(outcome, query, ranked, _fused(judged, spec) + unscored, judged + unscored, ctx, up, spec.margin)
+    in_order = _fused(judged, spec)
+    fused = {j.candidate.url: j for j in in_order}
+    judged = [fused.get(j.candidate.url, j) for j in judged]
+    return _finish(outcome, query, ranked, [j for j in in_order if j.kept] + unscored, judged + unscored, ctx, up,
+                   spec.margin)
 
 
 async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
@@ -204,12 +209,12 @@ def _with_features(query: str, judged: list[Judged]) -> list[Judged]:
 
 
 def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
-    """The kept candidates in final order: the spec's fusion of their features (z-scored over every scored
-    candidate, so that the order does not depend on how many the margin kept)."""
+    """The scored candidates in final order, each with its fused value: the spec's fusion of their features
+    (z-scored over every scored candidate, so that the order does not depend on how many the margin kept)."""
     scored = [j for j in judged if j.score is not None]
     columns = {name: [j.features[name] for j in scored] for name in FEATURES}
-    order = [scored[i] for i in FUSIONS[spec.fusion](columns, spec.weights)]
-    return [j for j in order if j.kept]
+    values = FUSIONS[spec.fusion](columns, spec.weights)
+    return [replace(scored[i], fused=values[i]) for i in descending(values)]
 
 
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
@@ -231,7 +236,7 @@ def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: S
     packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
                       settings.pack_per_url)
     details = {j.candidate.url: ResultDetail(j.score, j.candidate.evidence_kind,
-                                             tuple(p.as_json() for p in shown[j.candidate.url]))
+                                             tuple(p.as_json() for p in shown[j.candidate.url]), j.fused)
                for j in kept if j.score is not None}
     limited = outcome.limited(query.limit)
     pages = {j.candidate.url: j.candidate.page for j in judged if j.candidate.page is not None}
@@ -248,6 +253,7 @@ def _explain_row(judged: Judged) -> dict[str, Any]:
         "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
         "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
         "score": None if judged.score is None else round(judged.score, 4),
+        "rank_score": None if judged.fused is None else round(judged.fused, 4),
         "decision": "kept" if judged.kept else "pruned", "reason": judged.reason,
         "features": {name: round(value, 4) for name, value in judged.features.items()},
     }

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from agent.ranking.fusion import FUSIONS, RRF_K, linear, merged_lists, rrf, z_scores
+from agent.ranking.fusion import FUSIONS, RRF_K, descending, linear, merged_lists, rrf, z_scores
 
 
 def columns(scores: list[float], **more: list[float]) -> dict[str, list[float]]:
@@ -41,9 +41,10 @@ def test_z_scores_of_equal_values_are_zero() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FUSIONS))
-def test_every_fusion_keeps_every_candidate_once(name: str) -> None:
-    assert sorted(FUSIONS[name](columns([0.3, 0.1, 0.2]), {"score": 0.5})) == [0, 1, 2]
-    assert FUSIONS[name](columns([0.7]), {"score": 0.5}) == [0]
+def test_every_fusion_gives_every_candidate_one_value_that_orders_it(name: str) -> None:
+    values = FUSIONS[name](columns([0.3, 0.1, 0.2]), {"score": 1.0})
+    assert len(values) == 3 and descending(values) == [0, 2, 1]
+    assert len(FUSIONS[name](columns([0.7]), {"score": 0.5})) == 1
 
 
 def test_merged_lists_lift_a_key_found_in_several_lists() -> None:

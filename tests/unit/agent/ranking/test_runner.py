@@ -73,6 +73,16 @@ def test_fusion_weight_keeps_searxng_order_among_the_kept() -> None:
     assert urls(outcome) == [URL(1), URL(2), URL(3), URL(5)]
 
 
+def test_each_result_says_what_orders_it_beside_its_relevance() -> None:
+    outcome = ranked(FakeScorer({0: 0.2, 1: 0.9, 2: 0.7, 3: 0.5, 4: 0.3, 5: 0.95}), fusion_weight=0.0)
+    rank_scores = [outcome.details[url].rank_score for url in urls(outcome)]
+    assert rank_scores == sorted(rank_scores, reverse=True) and None not in rank_scores
+    scores = [outcome.details[url].score for url in urls(outcome)]
+    assert scores != sorted(scores, reverse=True)  # relevance alone would order them otherwise: the fusion decides
+    explain = {row["url"]: row for row in outcome.explain}
+    assert explain[URL(1)]["rank_score"] == round(outcome.details[URL(1)].rank_score, 4)
+
+
 def test_the_best_candidate_survives_even_alone() -> None:
     outcome = ranked(FakeScorer({0: -5.0, 1: -9.0}), margin=0.1)
     assert urls(outcome) == [URL(0)]

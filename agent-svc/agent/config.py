@@ -69,6 +69,8 @@ class Settings(BaseSettings):
         description="hybrid mode: the weight of each page feature in fusion")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
                            "reranker scores (every candidate's best chunk first; snippets on top)")
+    rrf_k: int = Field(10, ge=1, le=1000, description="k of reciprocal rank fusion (1/(k+rank)): small pools (about 20 "
+                       "candidates) want a smaller k than the usual 60, which keeps the top ranks decisive")
     pack_chars: int = Field(10_000, ge=500, description="Budget of the packed context, in characters")
     pack_per_url: int = Field(3, ge=1, description="Most passages of one page in the packed context")
     extract_workers: int = Field(2, ge=1, le=32, description="Processes extracting pages in parallel")
@@ -92,6 +94,8 @@ class Settings(BaseSettings):
                                    "(the request's timeout when smaller)")
     verify_reserve_s: float = Field(1.5, ge=0, description="Time a rich answer keeps from the LLM for its claim "
                                     "check (0.5–1.2 s measured)")
+    rich_snippet_sources: int = Field(8, ge=1, le=50, description="A rich answer over a mode without passages "
+                                      "(keyword) reads this many results' snippets")
     rich_context_chars: int = Field(4000, ge=500, description="Budget of the sources given to the LLM, in characters")
     # calibrated on the dev set with the offline embedder (README, rich answers): every answerable query's best
     # packed passage reaches 0.449, 5 of the 7 unanswerable stay below 0.391; a sentence copied from its source
@@ -106,6 +110,8 @@ class Settings(BaseSettings):
     vector_floor: float = Field(
         VECTOR_FLOOR, ge=-1, le=1, description="vector modes: an indexed chunk below this cosine to the query is not "
         "a result (calibrated for the offline embedder; recalibrate for another)")
+    index_chunks_per_result: int = Field(4, ge=1, le=25, description="vector modes: chunks asked of the index per "
+                                         "result wanted (a page's chunks crowd the nearest ones)")
     hybrid_vector_index_weight: float = Field(
         1.0, ge=0, description="hybrid_vector: the index's weight against SearXNG's (1.0) in rank fusion")
     index_organic: bool = Field(

@@ -1,11 +1,17 @@
-"""The exceptions agent-svc raises on purpose; `firecrawl.error_body` turns each into Firecrawl's envelope."""
+"""The exceptions agent-svc raises on purpose, under one root: a `WispError` is answered with its HTTP status
+(`api.firecrawl.error_body` turns each into Firecrawl's envelope, in one place); a `Degraded` is caught by the
+stage's caller, which falls back and warns why."""
 
 from __future__ import annotations
 
 from typing import Any
 
 
-class WispError(Exception):
+class AgentError(Exception):
+    """Every exception agent-svc raises on purpose."""
+
+
+class WispError(AgentError):
     """An error with an HTTP status and a message a client can act on."""
 
     status = 500
@@ -78,5 +84,5 @@ class RateLimited(WispError):
         return {"Retry-After": str(self.retry_after_s)}
 
 
-class Degraded(Exception):
+class Degraded(AgentError):
     """A stage could not do its part; the caller falls back (to snippets, to SearXNG's order) and warns why."""

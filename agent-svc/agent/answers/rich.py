@@ -28,12 +28,11 @@ from agent.ranking.pack import context_text, pack
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMUnavailable, Reply
 
-SNIPPET_SOURCES = 8  # modes without passages (keyword) answer from this many snippets
-
 
 async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
     settings = up.settings
-    packed = pack(list(outcome.packed) or _snippets(outcome), settings.rich_context_chars, settings.pack_per_url)
+    snippets = _snippets(outcome, settings.rich_snippet_sources) if not outcome.packed else []
+    packed = pack(list(outcome.packed) or snippets, settings.rich_context_chars, settings.pack_per_url)
     # the context returned is what the model read, so that its [n] are the answer's
     outcome = replace(outcome, context=context_text(packed), packed=tuple(packed))
     sources = sources_of(packed)
@@ -106,8 +105,8 @@ async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx:
         return unchecked, f"claims could not be checked ({e}): none is marked supported"
 
 
-def _snippets(outcome: SearchOutcome) -> list[Passage]:
-    hits = [h for name, bucket in outcome.buckets.items() if source(name).ranked for h in bucket][:SNIPPET_SOURCES]
+def _snippets(outcome: SearchOutcome, count: int) -> list[Passage]:
+    hits = [h for name, bucket in outcome.buckets.items() if source(name).ranked for h in bucket][:count]
     return [Passage(h.url, h.title, chunk, score=-rank) for rank, h in enumerate(hits)
             if (chunk := snippet_chunk(h.title, h.content))]
 

@@ -20,12 +20,13 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from agent.errors import Degraded
 from agent.pages.worker import LENGTH, frame
 
 log = logging.getLogger(__name__)
 
 
-class WorkerDied(Exception):
+class WorkerDied(Degraded):
     """The worker ended before it answered (killed, out of memory, or crashed on the input)."""
 
 

@@ -13,15 +13,16 @@ from statistics import fmean, pstdev
 
 from agent.ranking.features import Columns
 
-RRF_K = 10  # small pools (about 20 candidates): a smaller k than the usual 60 keeps the top ranks decisive
+RRF_K = 10  # the default of RRF_K (Settings.rrf_k): small pools want a smaller k than the usual 60
 
-# the fused value of each candidate, from its feature columns and the weights: the results go in its descending order
-Fusion = Callable[[Columns, Mapping[str, float]], list[float]]
+# the fused value of each candidate, from its feature columns, the weights and rank fusion's k: the results go in
+# its descending order
+Fusion = Callable[[Columns, Mapping[str, float], int], list[float]]
 
 
-def rrf(columns: Columns, weights: Mapping[str, float]) -> list[int]:
+def rrf(columns: Columns, weights: Mapping[str, float], k: int = RRF_K) -> list[int]:
     """The candidates' indices in rrf_values' descending order."""
-    return descending(rrf_values(columns, weights))
+    return descending(rrf_values(columns, weights, k))
 
 
 def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
@@ -29,7 +30,7 @@ def linear(columns: Columns, weights: Mapping[str, float]) -> list[int]:
     return descending(linear_values(columns, weights))
 
 
-def rrf_values(columns: Columns, weights: Mapping[str, float]) -> list[float]:
+def rrf_values(columns: Columns, weights: Mapping[str, float], k: int = RRF_K) -> list[float]:
     """Weighted reciprocal rank fusion of SearXNG's order and the score's order. `weights["score"]` and
     `weights["prior"]` weigh them (only their ratio counts); without `prior`, the score's weight is its share
     (1: the score alone, 0: SearXNG's order). Other features have no rank to fuse."""
@@ -38,13 +39,13 @@ def rrf_values(columns: Columns, weights: Mapping[str, float]) -> list[float]:
     fused = [0.0] * len(scores)
     for column, share in ((prior, weights.get("prior", 1 - weight)), (scores, weight)):
         for rank, i in enumerate(descending(column), 1):
-            fused[i] += share / (RRF_K + rank)
+            fused[i] += share / (k + rank)
     return fused
 
 
-def linear_values(columns: Columns, weights: Mapping[str, float]) -> list[float]:
+def linear_values(columns: Columns, weights: Mapping[str, float], k: int = RRF_K) -> list[float]:
     """The weighted sum of the z-scored features named in `weights`, so a clear gap in one can overturn
-    SearXNG's order, where rank fusion only sees that one page beats another."""
+    SearXNG's order, where rank fusion only sees that one page beats another (`k` has no part in it)."""
     size = len(columns["score"])
     fused = [0.0] * size
     for name, weight in weights.items():

@@ -143,7 +143,7 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: R
         judged = _weighed_by_recency(judged, up.settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
     judged = _with_features(query.query, _pruned(judged, spec.margin))
-    in_order = _fused(judged, spec)
+    in_order = _fused(judged, spec, up.settings.rrf_k)
     fused = {j.candidate.url: j for j in in_order}
     judged = [fused.get(j.candidate.url, j) for j in judged]
     return _finish(outcome, query, ranked, [j for j in in_order if j.kept] + unscored, judged + unscored, ctx, up,
@@ -156,8 +156,8 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
     settings = up.settings
     # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
     # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
-    order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}) if preliminary
-             else range(len(candidates)))
+    order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}, settings.rrf_k)
+             if preliminary else range(len(candidates)))
     top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
     # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
     how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
@@ -208,12 +208,12 @@ def _with_features(query: str, judged: list[Judged]) -> list[Judged]:
     return [replace(j, features=by_url.get(j.candidate.url, {})) for j in judged]
 
 
-def _fused(judged: list[Judged], spec: RankSpec) -> list[Judged]:
+def _fused(judged: list[Judged], spec: RankSpec, rrf_k: int) -> list[Judged]:
     """The scored candidates in final order, each with its fused value: the spec's fusion of their features
     (z-scored over every scored candidate, so that the order does not depend on how many the margin kept)."""
     scored = [j for j in judged if j.score is not None]
     columns = {name: [j.features[name] for j in scored] for name in FEATURES}
-    values = FUSIONS[spec.fusion](columns, spec.weights)
+    values = FUSIONS[spec.fusion](columns, spec.weights, rrf_k)
     return [replace(scored[i], fused=values[i]) for i in descending(values)]
 
 

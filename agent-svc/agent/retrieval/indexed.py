@@ -22,8 +22,6 @@ from agent.retrieval.dedupe import dedupe
 from agent.retrieval.translation import ResultFilter
 from agent.upstream.clients import Upstreams
 
-CHUNKS_PER_RESULT = 4  # chunks asked for per result wanted: a page's chunks crowd the nearest ones
-
 
 @dataclass(frozen=True)
 class IndexedHit:
@@ -42,7 +40,7 @@ async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limi
     """The index's best pages for the query, best first (raises Degraded when the index cannot answer)."""
     settings = up.settings
     with ctx.timings.stage("index"):
-        chunks = await up.semantic.index_search(query.query, min(limit * CHUNKS_PER_RESULT, 100),
+        chunks = await up.semantic.index_search(query.query, min(limit * settings.index_chunks_per_result, 100),
                                                 settings.vector_floor, ctx.pipeline_remaining_s())
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
     best = dedupe((c for c in chunks if admitted.admits(c["url"], None)), lambda c: c["url"])

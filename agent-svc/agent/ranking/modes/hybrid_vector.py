@@ -49,7 +49,7 @@ async def merged_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, siz
         searx_hit = by_key.get(key)
         by_key[key] = replace(found.hit, engines=found.hit.engines + searx_hit.engines) if searx_hit else found.hit
     fused = merged_scores([[normalize_url(h.url) for h in hits], [normalize_url(i.hit.url) for i in indexed]],
-                          [1.0, up.settings.hybrid_vector_index_weight])
+                          [1.0, up.settings.hybrid_vector_index_weight], up.settings.rrf_k)
     return outcome, tuple(Candidate(by_key[key], rank, indexed=chunks[key].passage if key in chunks else None,
                                     gathered=score) for rank, (key, score) in enumerate(fused, 1))
 

@@ -19,7 +19,7 @@ from agent.answers.claims import Checked, checked
 from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.core.context import SearchContext
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Answer, CheckedClaim, Citation, SearchOutcome
 from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery
 from agent.core.sources import source
@@ -112,15 +112,10 @@ def _snippets(outcome: SearchOutcome, count: int) -> list[Passage]:
 
 
 def _answer(answer: Draft, verdicts: Sequence[Checked], sources: Sequence[Source], value: Any, model: str,
-            timings: dict[str, float]) -> dict[str, Any]:
+            timings: dict[str, float]) -> Answer:
     cited = {n for v in verdicts for n in v.claim.citations}
-    return {
-        "text": answer.text if not answer.abstained else "The sources found do not answer this question.",
-        "citations": [{"number": s.number, "url": s.url, "title": s.title} for s in sources if s.number in cited],
-        "claims": [{"text": v.claim.text, "citations": list(v.claim.citations), "supported": v.supported,
-                    "score": v.score} for v in verdicts],
-        "abstained": answer.abstained,
-        "json": value,
-        "model": model,
-        "timings_ms": timings,
-    }
+    return Answer(
+        text=answer.text if not answer.abstained else "The sources found do not answer this question.",
+        citations=tuple(Citation(s.number, s.url, s.title) for s in sources if s.number in cited),
+        claims=tuple(CheckedClaim(v.claim.text, tuple(v.claim.citations), v.supported, v.score) for v in verdicts),
+        abstained=answer.abstained, json=value, model=model, timings_ms=timings)

@@ -7,6 +7,7 @@ the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Request
@@ -264,9 +265,9 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery) -> dict[str, Any]:
     if outcome.warnings:
         body["warning"] = "; ".join(outcome.warnings)
     if outcome.explain is not None:
-        body["explain"] = outcome.explain
+        body["explain"] = [asdict(row) for row in outcome.explain]
     if outcome.answer is not None:
-        body["answer"] = outcome.answer
+        body["answer"] = asdict(outcome.answer)
     body["timings_ms"] = dict(outcome.timings)
     return body
 

@@ -22,15 +22,62 @@ class ResultDetail:
 
 
 @dataclass(frozen=True)
+class Citation:
+    number: int  # the [n] the answer's text uses
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class CheckedClaim:
+    """One sentence of an answer, and whether the passages it cites support it."""
+
+    text: str
+    citations: tuple[int, ...]
+    supported: bool
+    score: float | None  # the best cosine between the sentence and what it cites; None: it cites nothing
+
+
+@dataclass(frozen=True)
+class Answer:
+    """search_type "rich": the cited answer, its checked claims and the JSON its output_schema asked for."""
+
+    text: str
+    citations: tuple[Citation, ...]  # the sources its claims cite
+    claims: tuple[CheckedClaim, ...]
+    abstained: bool
+    json: Any
+    model: str
+    timings_ms: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class ExplainRow:
+    """`explain`: what the runner decided about one candidate, and why."""
+
+    url: str
+    title: str
+    searxng_rank: int
+    fetch: str | None  # "ok", the page's error, or None when it was not fetched
+    content_chars: int
+    pass1_score: float | None
+    score: float | None
+    rank_score: float | None
+    decision: str  # "kept" or "pruned"
+    reason: str
+    features: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class SearchOutcome:
     buckets: dict[str, list[Hit]]
     warnings: tuple[str, ...] = ()
     details: dict[str, ResultDetail] = field(default_factory=dict)  # by URL
     context: str | None = None  # the packed passages, for modes that return them
-    explain: tuple[dict[str, Any], ...] | None = None
+    explain: tuple[ExplainRow, ...] | None = None
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # scrapeOptions.formats, by URL
     packed: tuple[Passage, ...] = ()  # the passages of `context`, for a rich answer
-    answer: dict[str, Any] | None = None  # search_type "rich"
+    answer: Answer | None = None  # search_type "rich"
     pages: Mapping[str, Page] = field(default_factory=dict)  # the pages fetched for the results, by URL
     timings: Mapping[str, float] = field(default_factory=dict)  # per stage, in ms, once the search is done
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from agent import metrics
 from agent.core.context import SearchContext
-from agent.core.outcome import ResultDetail, SearchOutcome
+from agent.core.outcome import ExplainRow, ResultDetail, SearchOutcome
 from agent.core.pages import Extraction
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
@@ -245,15 +245,16 @@ def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: S
                    explain=tuple(_explain_row(j) for j in judged) if query.explain else None, pages=pages)
 
 
-def _explain_row(judged: Judged) -> dict[str, Any]:
+def _explain_row(judged: Judged) -> ExplainRow:
     candidate, page = judged.candidate, judged.candidate.page
-    return {
-        "url": candidate.url, "title": candidate.title, "searxng_rank": candidate.rank,
-        "fetch": None if page is None else ("ok" if page.extracted else str(page.error)),
-        "content_chars": len(page.extracted.markdown) if page and page.extracted else 0,
-        "pass1_score": None if judged.preliminary is None else round(judged.preliminary, 4),
-        "score": None if judged.score is None else round(judged.score, 4),
-        "rank_score": None if judged.fused is None else round(judged.fused, 4),
-        "decision": "kept" if judged.kept else "pruned", "reason": judged.reason,
-        "features": {name: round(value, 4) for name, value in judged.features.items()},
-    }
+    return ExplainRow(
+        url=candidate.url, title=candidate.title, searxng_rank=candidate.rank,
+        fetch=None if page is None else ("ok" if page.extracted else str(page.error)),
+        content_chars=len(page.extracted.markdown) if page and page.extracted else 0,
+        pass1_score=_rounded(judged.preliminary), score=_rounded(judged.score), rank_score=_rounded(judged.fused),
+        decision="kept" if judged.kept else "pruned", reason=judged.reason,
+        features={name: round(value, 4) for name, value in judged.features.items()})
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

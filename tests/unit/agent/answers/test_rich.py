@@ -11,6 +11,7 @@ import pytest
 from agent.answers.structured import checked_schema
 from agent.api.firecrawl import V2SearchRequest, parse_request
 from agent.api.streaming import search_events
+from agent.core.outcome import CheckedClaim
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest
 from agent.search.service import prepared, run_search
@@ -71,16 +72,16 @@ def test_an_answer_cites_returned_results_and_a_wrong_claim_comes_back_unsupport
     outcome = rich(llm)
     answer = outcome.answer
     returned = {h.url for h in outcome.buckets["web"]}
-    assert answer["abstained"] is False and answer["model"] == "test-model"
-    assert [c["url"] for c in answer["citations"]] == [URL(0)] and URL(0) in returned
-    assert "[9]" not in answer["text"]  # a number that points at no source is removed
-    claims = {c["text"]: c for c in answer["claims"]}
+    assert answer.abstained is False and answer.model == "test-model"
+    assert [c.url for c in answer.citations] == [URL(0)] and URL(0) in returned
+    assert "[9]" not in answer.text  # a number that points at no source is removed
+    claims = {c.text: c for c in answer.claims}
     right = claims["SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages."]
-    assert right["supported"] is True and right["citations"] == [1] and right["score"] >= 0.6
+    assert right.supported is True and right.citations == (1,) and right.score >= 0.6
     wrong = claims["The moon is made of green cheese."]
-    assert wrong["supported"] is False and wrong["score"] < 0.6
-    assert claims["Cats like it."] == {"text": "Cats like it.", "citations": [], "supported": False, "score": None}
-    assert set(answer["timings_ms"]) == {"llm", "verify"}
+    assert wrong.supported is False and wrong.score < 0.6
+    assert claims["Cats like it."] == CheckedClaim("Cats like it.", (), supported=False, score=None)
+    assert set(answer.timings_ms) == {"llm", "verify"}
     assert "[1] WAL" in llm.requests[0]["messages"][1]["content"]  # the sources, numbered as cited
 
 
@@ -93,13 +94,13 @@ def test_the_system_prompt_comes_first_and_wisps_rules_still_follow() -> None:
 
 def test_the_model_saying_the_sources_do_not_answer_is_an_abstention() -> None:
     answer = rich(FakeLLM("NO_ANSWER")).answer
-    assert answer["abstained"] is True and answer["claims"] == [] and answer["citations"] == []
+    assert answer.abstained is True and answer.claims == () and answer.citations == ()
 
 
 def test_nothing_close_enough_abstains_without_asking_the_llm() -> None:
     llm = FakeLLM("never asked")
     outcome = rich(llm, query="zebra migration kenya")
-    assert outcome.answer["abstained"] is True and llm.requests == []
+    assert outcome.answer.abstained is True and llm.requests == []
 
 
 ECHO = "Answer the question using only the numbered sources.\nSources:"  # a base model's "answer"
@@ -121,7 +122,7 @@ def test_semantic_svc_down_after_the_answer_marks_no_claim_supported() -> None:
 
     outcome = rich(FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."),
                    DownAfterRanking())
-    assert [c["supported"] for c in outcome.answer["claims"]] == [False]
+    assert [c.supported for c in outcome.answer.claims] == [False]
     assert any("claims could not be checked" in w for w in outcome.warnings)
 
 
@@ -131,14 +132,14 @@ SCHEMA = {"type": "object", "properties": {"pages": {"type": "integer"}}, "requi
 def test_output_schema_json_validates_after_one_repair() -> None:
     llm = FakeLLM('{"pages": "many"}', '{"pages": 1000}', "SQLite checkpoints at 1000 pages [1].")
     outcome = rich(llm, output_schema=SCHEMA)
-    assert outcome.answer["json"] == {"pages": 1000}
+    assert outcome.answer.json == {"pages": 1000}
     schema_calls = [r for r in llm.requests if "response_format" in r]
     assert schema_calls[0]["response_format"] == {"type": "json_object", "schema": SCHEMA}
 
 
 def test_json_that_never_validates_is_null_with_a_warning() -> None:
     outcome = rich(FakeLLM("not json at all"), output_schema=SCHEMA)
-    assert outcome.answer["json"] is None
+    assert outcome.answer.json is None
     assert any("did not validate after one repair" in w for w in outcome.warnings)
 
 
@@ -157,7 +158,7 @@ def test_a_bad_schema_is_a_400_naming_the_problem(schema, problem) -> None:
 def test_keyword_mode_answers_from_snippets() -> None:
     llm = FakeLLM("A checkpoint happens on the wal [1].")
     outcome = rich(llm, retrieval_mode="keyword")
-    assert [(c["number"], c["url"]) for c in outcome.answer["citations"]] == [(1, URL(0))]
+    assert [(c.number, c.url) for c in outcome.answer.citations] == [(1, URL(0))]
     assert "wal checkpoint" in llm.requests[0]["messages"][1]["content"]  # the snippet is the source
 
 
@@ -176,8 +177,8 @@ def test_lines_copied_from_the_prompt_are_dropped_and_copied_source_sentences_ar
     llm = FakeLLM("Answer the question using only the numbered sources.\nSources: [1] WAL (https://general.test/0)\n"
                   "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]")
     answer = rich(llm).answer
-    assert answer["text"] == "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]"
-    assert [c["supported"] for c in answer["claims"]] == [True]
+    assert answer.text == "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages. [1]"
+    assert [c.supported for c in answer.claims] == [True]
 
 
 def test_a_stalled_llm_is_cut_before_the_requests_timeout_and_the_sources_come_back() -> None:
@@ -263,7 +264,7 @@ def test_a_bad_page_format_is_a_400(item, problem) -> None:
 
 def test_a_schema_whose_ref_cannot_be_resolved_gives_null_json_not_an_error() -> None:
     outcome = rich(FakeLLM('{"pages": 1}'), output_schema={"$ref": "#/nowhere"})
-    assert outcome.answer["json"] is None and any("cannot be applied" in w for w in outcome.warnings)
+    assert outcome.answer.json is None and any("cannot be applied" in w for w in outcome.warnings)
 
 
 @pytest.mark.parametrize(("formats", "problem"), [

@@ -62,9 +62,9 @@ def urls(outcome) -> list[str]:
 def test_candidates_within_the_margin_survive_in_score_order_and_the_rest_are_explained() -> None:
     outcome = ranked(FakeScorer({0: 0.2, 1: 0.9, 2: 0.7, 3: 0.5, 4: 0.3, 5: 0.95}))
     assert urls(outcome) == [URL(5), URL(1), URL(2), URL(3)]
-    explain = {row["url"]: row for row in outcome.explain}
-    assert explain[URL(0)]["decision"] == "pruned" and explain[URL(0)]["reason"] == "0.750 below the top (margin 0.5)"
-    assert [row["searxng_rank"] for row in outcome.explain] == [1, 2, 3, 4, 5, 6]  # explain keeps SearXNG's order
+    explain = {row.url: row for row in outcome.explain}
+    assert explain[URL(0)].decision == "pruned" and explain[URL(0)].reason == "0.750 below the top (margin 0.5)"
+    assert [row.searxng_rank for row in outcome.explain] == [1, 2, 3, 4, 5, 6]  # explain keeps SearXNG's order
     assert outcome.details[URL(5)].score == 0.95 and outcome.details[URL(5)].evidence == "snippet"
 
 
@@ -79,14 +79,14 @@ def test_each_result_says_what_orders_it_beside_its_relevance() -> None:
     assert rank_scores == sorted(rank_scores, reverse=True) and None not in rank_scores
     scores = [outcome.details[url].score for url in urls(outcome)]
     assert scores != sorted(scores, reverse=True)  # relevance alone would order them otherwise: the fusion decides
-    explain = {row["url"]: row for row in outcome.explain}
-    assert explain[URL(1)]["rank_score"] == round(outcome.details[URL(1)].rank_score, 4)
+    explain = {row.url: row for row in outcome.explain}
+    assert explain[URL(1)].rank_score == round(outcome.details[URL(1)].rank_score, 4)
 
 
 def test_the_best_candidate_survives_even_alone() -> None:
     outcome = ranked(FakeScorer({0: -5.0, 1: -9.0}), margin=0.1)
     assert urls(outcome) == [URL(0)]
-    reasons = {row["url"]: row["reason"] for row in outcome.explain}
+    reasons = {row.url: row.reason for row in outcome.explain}
     assert reasons[URL(2)] == "no passage was scored"
 
 
@@ -160,9 +160,9 @@ def test_without_pass_one_candidates_the_deadline_left_unscored_follow_the_score
     # scored: 5, 1, 2 within the margin (4 is 0.65 below); unscored 0 and 3 come after them, in SearXNG's order
     assert urls(outcome) == [URL(5), URL(1), URL(2), URL(0), URL(3)]
     assert "scored some" in outcome.warnings
-    explain = {row["url"]: row for row in outcome.explain}
-    assert explain[URL(3)]["decision"] == "kept" and explain[URL(3)]["score"] is None
-    assert explain[URL(3)]["reason"] == "not scored before the deadline: SearXNG order"
+    explain = {row.url: row for row in outcome.explain}
+    assert explain[URL(3)].decision == "kept" and explain[URL(3)].score is None
+    assert explain[URL(3)].reason == "not scored before the deadline: SearXNG order"
     assert URL(3) not in outcome.details
 
 

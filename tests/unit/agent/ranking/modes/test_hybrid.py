@@ -34,7 +34,7 @@ def test_every_candidate_gets_a_fair_look_even_past_the_shortlist() -> None:
     # the cats page and both unfetched snippets are scored although BM25 would have left them out
     assert any("Cats purr" in p for p in passages) and any(p.endswith("\nunrelated") for p in passages)
     assert sum("Squash git commits" in p for p in passages) == 2  # one chunk a page; snippets come on top
-    assert {row["url"]: row["score"] is not None for row in outcome.explain} == {URL(n): True for n in range(5)}
+    assert {row.url: row.score is not None for row in outcome.explain} == {URL(n): True for n in range(5)}
 
 
 def test_the_shortlist_fills_up_with_the_best_remaining_chunks() -> None:

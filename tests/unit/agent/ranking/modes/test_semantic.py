@@ -22,7 +22,7 @@ def test_pass_one_scores_snippets_and_pass_two_the_best_chunks_and_the_other_sni
     assert first == second == "/similarity" and len(snippets) == 5
     assert sum("Squash git commits" in p for p in evidence) == 2  # one chunk a page
     assert len(evidence) == 5 and any(p.endswith("\nunrelated") for p in evidence)
-    assert [row["pass1_score"] is not None for row in outcome.explain] == [True] * 5
+    assert [row.pass1_score is not None for row in outcome.explain] == [True] * 5
 
 
 def test_chunks_per_page_bounds_what_the_embedder_reads() -> None:

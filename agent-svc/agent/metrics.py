@@ -7,35 +7,16 @@ fetch outcomes from the Literals below, engines from SearXNG's settings.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal, get_args
+from typing import get_args
 
 from prometheus_client import Counter, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo, current
 
+from agent.core.outcome import Cause
 from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
-Cause = Literal[
-    "searxng_order",  # nothing could be scored: SearXNG's order
-    "snippet_scores",  # page content could not be scored: ranked by the first pass's snippet scores
-    "snippets",  # pages that failed to load or extract: their SearXNG snippets stood in
-    "partial_scores",  # the deadline came before every text was scored: ranked with those that were
-    "keyword_form",  # the keyword form of a question failed: searched as written
-    "source_failed",  # one source's SearXNG request failed: its bucket is empty
-    "searxng_page",  # a later SearXNG page failed: fewer results
-    "engines_unresponsive",  # SearXNG engines did not answer: results may be incomplete
-    "engine_catalog",  # SearXNG's engine list unreadable: engines and categories not checked
-    "index_unavailable",  # the vector index could not answer: SearXNG's results alone
-    "searxng_unavailable",  # SearXNG failed: the vector index's results alone
-    "llm_unavailable",  # rich: the LLM failed; sources without an answer
-    "llm_echo",  # rich: the LLM wrote back its prompt
-    "llm_citations",  # rich: the LLM cited only sources that do not exist
-    "claims_unchecked",  # rich: claims not checked, none marked supported
-    "output_schema",  # rich: no JSON that validates
-    "page_formats",  # summary, question or json formats of pages that failed
-    "no_content",  # scrapeOptions: pages that failed to load or extract; their Documents carry metadata.error
-]
 
 disable_created_metrics()  # the *_created series would double every scrape, and no panel reads them
 
@@ -86,8 +67,10 @@ def fetched(outcome: FetchOutcome) -> None:
     FETCHES.labels(outcome).inc()
 
 
-def degraded(cause: Cause) -> None:
-    DEGRADATIONS.labels(cause).inc()
+def degraded(causes: Iterable[Cause]) -> None:
+    """Count a request's degradations (its outcome's), once, when it ends."""
+    for cause in causes:
+        DEGRADATIONS.labels(cause).inc()
 
 
 def searxng_answered(answering: Iterable[str], unresponsive: Iterable[tuple[str, str]]) -> None:

@@ -10,10 +10,9 @@ from typing import Any
 
 from wisp_text.chunking import Chunk
 
-from agent import metrics
 from agent.answers.structured import checked_schema, structured
 from agent.core.context import SearchContext
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.passage import Passage
 from agent.core.query import PAGE_ASK_KINDS, PageAsk
 from agent.errors import BadRequest
@@ -64,10 +63,9 @@ async def answer_pages(outcome: SearchOutcome, asks: tuple[PageAsk, ...], page_c
             documents[url][PAGE_ASK_KINDS[ask.kind]] = value
         else:
             failures.append(f"{url} {ask.kind}: {problem}")
-    warning = f"{len(failures)} page formats failed: {'; '.join(failures[:3])}" if failures else None
-    if failures:
-        metrics.degraded("page_formats")
-    return replace(outcome, documents=documents).warned(warning)
+    failed = Degradation("page_formats", f"{len(failures)} page formats failed: {'; '.join(failures[:3])}") \
+        if failures else None
+    return replace(outcome, documents=documents).warned(failed)
 
 
 async def _ask(ask: PageAsk, url: str, text: str, ctx: SearchContext, llm: LLMClient) -> tuple[Any, str | None]:

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from agent import metrics
 from agent.answers.claims import Checked, checked
 from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.core.context import SearchContext
-from agent.core.outcome import Answer, CheckedClaim, Citation, SearchOutcome
+from agent.core.outcome import Answer, CheckedClaim, Citation, Degradation, SearchOutcome
 from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery
 from agent.core.sources import source
@@ -40,26 +39,26 @@ async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, u
         return replace(outcome, answer=_answer(Draft("", (), abstained=True), (), sources, None,
                                                query.llm_model or settings.llm_model, {"llm": 0.0, "verify": 0.0}))
     with ctx.timings.stage("llm"):
-        reply, (value, json_warning) = await asyncio.gather(_reply(query, packed, ctx, up),
+        reply, (value, json_failed) = await asyncio.gather(_reply(query, packed, ctx, up),
                                                             _json(query, packed, ctx, up))
     if isinstance(reply, LLMUnavailable):
-        metrics.degraded("llm_unavailable")
-        return outcome.warned(f"{reply}: the sources come without an answer", json_warning)
+        return outcome.warned(Degradation("llm_unavailable", f"{reply}: the sources come without an answer"),
+                                json_failed)
     written = without_prompt(reply.text, query.query, packed)
     if not written:
-        metrics.degraded("llm_echo")
-        return outcome.warned(f"the LLM at {up.llm.base_url} ({reply.model}) wrote back its prompt "
-                              "instead of an answer: the sources come without an answer", json_warning)
+        return outcome.warned(Degradation("llm_echo", f"the LLM at {up.llm.base_url} ({reply.model}) wrote back "
+                                            "its prompt instead of an answer: the sources come without an answer"),
+                                json_failed)
     answer = draft(written, sources)
     if not answer.abstained and not answer.text:
-        metrics.degraded("llm_citations")
-        return outcome.warned(f"the LLM at {up.llm.base_url} ({reply.model}) cited only sources that do "
-                              "not exist: the sources come without an answer", json_warning)
+        return outcome.warned(Degradation("llm_citations", f"the LLM at {up.llm.base_url} ({reply.model}) cited "
+                                            "only sources that do not exist: the sources come without an answer"),
+                                json_failed)
     with ctx.timings.stage("verify"):
-        verdicts, verify_warning = await _verdicts(answer, sources, settings.support_floor, ctx, up)
+        verdicts, unchecked = await _verdicts(answer, sources, settings.support_floor, ctx, up)
     stages = ctx.timings.as_dict()
     body = _answer(answer, verdicts, sources, value, reply.model, {"llm": stages["llm"], "verify": stages["verify"]})
-    return replace(outcome.warned(json_warning, verify_warning), answer=body)
+    return replace(outcome.warned(json_failed, unchecked), answer=body)
 
 
 async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
@@ -74,14 +73,12 @@ async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchConte
 
 
 async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
-                ) -> tuple[Any, str | None]:
+                ) -> tuple[Any, Degradation | None]:
     if query.output_schema is None:
         return None, None
     value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
                                       up.llm, ctx.llm_remaining_s, query.llm_model)
-    if warning:
-        metrics.degraded("output_schema")
-    return value, warning
+    return value, Degradation("output_schema", warning) if warning else None
 
 
 async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext,
@@ -96,13 +93,13 @@ async def _below_floor(question: str, packed: Sequence[Passage], floor: float, c
 
 
 async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext, up: Upstreams
-                    ) -> tuple[tuple[Checked, ...], str | None]:
+                    ) -> tuple[tuple[Checked, ...], Degradation | None]:
     try:
         return await checked(answer.claims, sources, floor, ctx, up.semantic), None
     except Degraded as e:
-        metrics.degraded("claims_unchecked")
         unchecked = tuple(Checked(c, supported=False, score=None) for c in answer.claims)
-        return unchecked, f"claims could not be checked ({e}): none is marked supported"
+        return unchecked, Degradation("claims_unchecked", f"claims could not be checked ({e}): none is marked "
+                                      "supported")
 
 
 def _snippets(outcome: SearchOutcome, count: int) -> list[Passage]:

@@ -4,11 +4,41 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from agent.core.hits import Hit
 from agent.core.pages import Page
 from agent.core.passage import Passage
+
+# why a stage fell back: each counted (wisp_agent_degradations_total) and told in the response's warning
+Cause = Literal[
+    "searxng_order",  # nothing could be scored: SearXNG's order
+    "snippet_scores",  # page content could not be scored: ranked by the first pass's snippet scores
+    "snippets",  # pages that failed to load or extract: their SearXNG snippets stood in
+    "partial_scores",  # the deadline came before every text was scored: ranked with those that were
+    "keyword_form",  # the keyword form of a question failed: searched as written
+    "source_failed",  # one source's SearXNG request failed: its bucket is empty
+    "searxng_page",  # a later SearXNG page failed: fewer results
+    "engines_unresponsive",  # SearXNG engines did not answer: results may be incomplete
+    "engine_catalog",  # SearXNG's engine list unreadable: engines and categories not checked
+    "index_unavailable",  # the vector index could not answer: SearXNG's results alone
+    "searxng_unavailable",  # SearXNG failed: the vector index's results alone
+    "llm_unavailable",  # rich: the LLM failed; sources without an answer
+    "llm_echo",  # rich: the LLM wrote back its prompt
+    "llm_citations",  # rich: the LLM cited only sources that do not exist
+    "claims_unchecked",  # rich: claims not checked, none marked supported
+    "output_schema",  # rich: no JSON that validates
+    "page_formats",  # summary, question or json formats of pages that failed
+    "no_content",  # scrapeOptions: pages that failed to load or extract; their Documents carry metadata.error
+]
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """A stage fell back instead of failing: why (counted by cause) and what the response's warning says."""
+
+    cause: Cause
+    warning: str
 
 
 @dataclass(frozen=True)
@@ -80,11 +110,17 @@ class SearchOutcome:
     answer: Answer | None = None  # search_type "rich"
     pages: Mapping[str, Page] = field(default_factory=dict)  # the pages fetched for the results, by URL
     timings: Mapping[str, float] = field(default_factory=dict)  # per stage, in ms, once the search is done
+    degradations: tuple[Cause, ...] = ()  # counted once, when the request ends
 
-    def warned(self, *warnings: str | None) -> SearchOutcome:
-        """The same outcome with these warnings added (None ones skipped)."""
-        added = tuple(w for w in warnings if w)
-        return replace(self, warnings=self.warnings + added) if added else self
+    def warned(self, *notes: str | Degradation | None) -> SearchOutcome:
+        """The same outcome with these warnings added in order (None ones skipped). A Degradation's cause is
+        also noted, for counting once when the request ends: one call both counts a fallback and warns."""
+        added = [n for n in notes if n]
+        if not added:
+            return self
+        return replace(self, warnings=self.warnings + tuple(n.warning if isinstance(n, Degradation) else n
+                                                             for n in added),
+                       degradations=self.degradations + tuple(n.cause for n in added if isinstance(n, Degradation)))
 
     def limited(self, limit: int) -> SearchOutcome:
         """The same outcome with every bucket cut to `limit` results."""

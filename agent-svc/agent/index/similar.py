@@ -18,12 +18,12 @@ from wisp_text.bm25 import tokenize
 
 from agent import metrics
 from agent.core.context import SearchContext
-from agent.core.outcome import ResultDetail, SearchOutcome
+from agent.core.outcome import Degradation, ResultDetail, SearchOutcome
 from agent.core.pages import Extraction
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded, SearchTimeout, WispError
-from agent.pages.loading import failure_warning
+from agent.pages.loading import failed_pages
 from agent.ranking.candidates import Candidate, interleave
 from agent.retrieval.dedupe import dedupe, normalize_url
 from agent.retrieval.indexed import index_hits
@@ -55,6 +55,7 @@ async def run_similar(seed_url: str, limit: int, timeout_ms: int, ctx: SearchCon
     try:
         async with asyncio.timeout(timeout_ms / 1000):
             outcome = await similar(seed_url, query, ctx, up)
+            metrics.degraded(outcome.degradations)
             return replace(outcome, timings=ctx.timings.as_dict()), query
     except TimeoutError:
         raise SearchTimeout(f"similar pages were not found within the request's timeout of {timeout_ms} ms") from None
@@ -77,16 +78,16 @@ async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext, up: Ups
     outcome, candidates = await _candidates(queries, seed_url, query, ctx, up)
     pages = await ctx.load_pages([c.url for c in candidates], how)
     candidates = [replace(c, page=pages[c.url]) for c in candidates]
-    outcome = outcome.warned(failure_warning(pages))
+    outcome = outcome.warned(failed_pages(pages))
     firsts = [(c.evidence() or (None,))[0] for c in candidates]
     try:
         with ctx.timings.stage("embed"):
             scores = await _cosine_to_mean(texts[:2], [p.scored_text if p else c.url for p, c in
                                                        zip(firsts, candidates, strict=True)], ctx, up.semantic)
     except Degraded as e:
-        metrics.degraded("searxng_order")
         ordered = [(c, None) for c in candidates]
-        outcome = outcome.warned(f"semantic-svc failed ({e}): results keep SearXNG's order")
+        outcome = outcome.warned(Degradation("searxng_order", f"semantic-svc failed ({e}): results keep SearXNG's "
+                                               "order"))
     else:
         ordered = sorted(zip(candidates, scores, strict=True), key=lambda pair: pair[1], reverse=True)
     shown = ordered[: query.limit]

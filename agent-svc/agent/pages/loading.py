@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-from agent import metrics
+from agent.core.outcome import Cause, Degradation
 from agent.core.pages import Extraction, Fetched, Page, PageError
 from agent.core.timings import StageTimings
 from agent.pages.extract import extract_page
@@ -65,13 +65,12 @@ async def extracted(fetched: Fetched, how: Extraction, pool: WorkerPool, deadlin
         return Page(fetched, error=PageError("unextracted", str(e)), extraction=how)
 
 
-def failure_warning(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead",
-                    cause: metrics.Cause = "snippets") -> str | None:
-    """One warning naming the pages that failed, why, and what came of it; counted as a degradation."""
+def failed_pages(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead",
+                 cause: Cause = "snippets") -> Degradation | None:
+    """One degradation naming the pages that failed, why, and what came of it (None when none failed)."""
     failed = [(url, page.error) for url, page in pages.items() if page.error]
     if not failed:
         return None
-    metrics.degraded(cause)
     reasons = "; ".join(f"{url} ({error})" for url, error in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
-    return f"{len(failed)} of {len(pages)} pages {consequence}: {reasons}{more}"
+    return Degradation(cause, f"{len(failed)} of {len(pages)} pages {consequence}: {reasons}{more}")

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.hits import Hit
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.pages import Page
 from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery, SourceRequest
@@ -105,8 +104,8 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
     if isinstance(outcome, BaseException):
         raise outcome
     if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
-        metrics.degraded("keyword_form")
-        return outcome.warned(f"the keyword form of the query failed ({extra}); searched as written")
+        return outcome.warned(Degradation("keyword_form", f"the keyword form of the query failed ({extra}); "
+                                            "searched as written"))
     merged = interleave([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
     return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})
 

@@ -13,15 +13,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from agent import metrics
 from agent.core.context import SearchContext
-from agent.core.outcome import ExplainRow, ResultDetail, SearchOutcome
+from agent.core.outcome import Degradation, ExplainRow, ResultDetail, SearchOutcome
 from agent.core.pages import Extraction
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import Degraded
-from agent.pages.loading import failure_warning
+from agent.pages.loading import failed_pages
 from agent.ranking.anytime import Partial
 from agent.ranking.candidates import Candidate, candidate_pool
 from agent.ranking.features import FEATURES, page_features, prior
@@ -121,20 +120,19 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: R
     except Degraded as e:
         return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})", spec.margin)
     if spec.fetch:
-        candidates, warning = await _fetch(candidates, preliminary, query, ctx, up)
-        outcome = outcome.warned(warning)
+        candidates, failed = await _fetch(candidates, preliminary, query, ctx, up)
+        outcome = outcome.warned(failed)
     try:
         scored = await spec.scorer.score(query.query, candidates, ctx)
     except Degraded as e:
         if preliminary is None:
             return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})",
                                   spec.margin)
-        metrics.degraded("snippet_scores")
-        outcome = outcome.warned(f"semantic-svc failed on page content ({e}): ranked by snippets alone")
+        outcome = outcome.warned(Degradation("snippet_scores", f"semantic-svc failed on page content ({e}): "
+                                               "ranked by snippets alone"))
         scored = Scored(((),) * len(candidates), frozenset(range(len(candidates))))
     if scored.note:
-        metrics.degraded("partial_scores")
-        outcome = outcome.warned(scored.note)
+        outcome = outcome.warned(Degradation("partial_scores", scored.note))
     judged = [Judged(c, tuple(sorted(passages, key=lambda p: p.score, reverse=True)),
                      preliminary[i] if preliminary else None)
               for i, (c, passages) in enumerate(zip(candidates, scored.passages, strict=True))]
@@ -164,7 +162,7 @@ async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, 
                      chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
     pages = await ctx.load_pages([c.url for c in top], how)
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
-    return with_pages, failure_warning(pages)
+    return with_pages, failed_pages(pages)
 
 
 def _placed_unscored(judged: list[Judged], cut: frozenset[int], have_preliminary: bool
@@ -220,9 +218,9 @@ def _fused(judged: list[Judged], spec: RankSpec, rrf_k: int) -> list[Judged]:
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
                    ctx: SearchContext, up: Upstreams, cause: str, margin: float) -> SearchOutcome:
     """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
-    metrics.degraded("searxng_order")
     judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
-    return _finish(outcome.warned(f"{cause}: {SEARXNG_ORDER}"), query, ranked, judged, judged, ctx, up, margin)
+    unscored = Degradation("searxng_order", f"{cause}: {SEARXNG_ORDER}")
+    return _finish(outcome.warned(unscored), query, ranked, judged, judged, ctx, up, margin)
 
 
 def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: Sequence[Judged],

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.hits import EngineCatalog, Hit
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.errors import BadRequest, UpstreamError, WispError
@@ -30,7 +29,7 @@ from agent.upstream.searxng import SearxngClient, SearxngPage
 class SourceResult:
     source: str
     hits: list[Hit] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str | Degradation] = field(default_factory=list)  # a Degradation is counted too
     error: WispError | None = None  # set when the source produced nothing because SearXNG failed
 
 
@@ -59,20 +58,20 @@ async def retrieve_candidates(query: SearchQuery, ctx: SearchContext, up: Upstre
     if failures and len(failures) == len(results):
         raise failures[0]
     for r in results:
-        if r.error:
-            metrics.degraded("source_failed")
-        warnings += [f"{r.source}: {r.error.message}; its results are empty"] if r.error else r.warnings
-    return SearchOutcome({r.source: r.hits for r in results}, tuple(warnings + plan_warnings))
+        warnings += [Degradation("source_failed", f"{r.source}: {r.error.message}; its results are empty")] \
+            if r.error else r.warnings
+    return SearchOutcome({r.source: r.hits for r in results}).warned(*warnings, *plan_warnings)
 
 
-async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient) -> tuple[EngineCatalog | None, list[str]]:
+async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient
+                             ) -> tuple[EngineCatalog | None, list[str | Degradation]]:
     if not needs_catalog(query):
         return None, []
     try:
         return await searxng.catalog(), []
     except UpstreamError as e:
-        metrics.degraded("engine_catalog")
-        return None, [f"could not read SearXNG's engine list ({e.message}); engines and categories were not checked"]
+        return None, [Degradation("engine_catalog", f"could not read SearXNG's engine list ({e.message}); engines "
+                                  "and categories were not checked")]
 
 
 async def retrieve(plans: list[SourcePlan], limit: int, client: SearxngClient, policy: PagePolicy,
@@ -151,17 +150,16 @@ def _record_failure(result: SourceResult, page_number: int, error: WispError) ->
     if page_number == 1:
         result.error = error
     else:
-        metrics.degraded("searxng_page")
-        result.warnings.append(f"{result.source}: SearXNG page {page_number} failed ({error.message}); "
-                               "fewer results than asked for")
+        result.warnings.append(Degradation("searxng_page", f"{result.source}: SearXNG page {page_number} failed "
+                                           f"({error.message}); fewer results than asked for"))
 
 
 def _note_unresponsive(result: SourceResult, page: SearxngPage) -> None:
     engines = ", ".join(f"{name} ({reason})" for name, reason in page.unresponsive)
     warning = f"{result.source}: some SearXNG engines did not answer: {engines}; results may be incomplete"
-    if page.unresponsive and warning not in result.warnings:
-        metrics.degraded("engines_unresponsive")
-        result.warnings.append(warning)
+    noted = Degradation("engines_unresponsive", warning)
+    if page.unresponsive and noted not in result.warnings:
+        result.warnings.append(noted)
 
 
 def _all_engines_failed(source: str, page: SearxngPage) -> WispError:

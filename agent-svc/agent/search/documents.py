@@ -16,7 +16,7 @@ from agent.core.pages import Extraction
 from agent.core.query import PAGE_ASK_KINDS, SearchQuery
 from agent.core.sources import source
 from agent.pages.documents import SUPPORTED, document
-from agent.pages.loading import failure_warning
+from agent.pages.loading import failed_pages
 from agent.upstream.clients import Upstreams
 
 
@@ -33,7 +33,7 @@ async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: Sear
     pages = await ctx.load_pages(list(hits), Extraction(query.main_content_only, document=True),
                                  ctx.pipeline_deadline())
     documents = {url: document(url, hits[url].title, hits[url].content, page, formats) for url, page in pages.items()}
-    failed = failure_warning(pages, "have no scraped content", "no_content")
+    failed = failed_pages(pages, "have no scraped content", "no_content")
     outcome = replace(outcome, documents=documents, pages={**outcome.pages, **pages}).warned(failed)
     if query.page_asks:
         outcome = await answer_pages(outcome, query.page_asks, up.settings.rich_context_chars, ctx, up.llm)

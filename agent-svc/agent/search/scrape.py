@@ -15,6 +15,7 @@ from typing import Any
 
 from wisp_obs.requests import request_id
 
+from agent import metrics
 from agent.answers.page_answers import answer_pages
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.outcome import SearchOutcome
@@ -86,6 +87,7 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstream
                                       up.settings.rich_context_chars, ctx, up.llm)
         doc = answered.documents[job.url]
         warnings += answered.warnings
+        metrics.degraded(answered.degradations)
     if job.json_key != "json" and "json" in doc:
         doc[job.json_key] = doc.pop("json")
     if warnings:

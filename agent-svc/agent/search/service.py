@@ -54,6 +54,7 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
         raise SearchTimeout(message) from None
     finally:
         metrics.observe_stages(query.retrieval_mode, ctx.timings)
+    metrics.degraded(outcome.degradations)
     if services.settings.index_organic:
         services.ingest.in_background(p for p in outcome.pages.values() if p.extracted is not None)
     return replace(outcome, timings=ctx.timings.as_dict())

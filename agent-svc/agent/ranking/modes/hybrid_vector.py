@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from agent import metrics
 from agent.core.context import SearchContext
 from agent.core.hits import Hit
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import Degraded, WispError
 from agent.ranking.candidates import Candidate, candidate_pool
@@ -64,12 +63,12 @@ async def _both_sides(query: SearchQuery, ctx: SearchContext, up: Upstreams, siz
     if isinstance(searx, BaseException):
         if isinstance(index, BaseException):
             raise searx
-        metrics.degraded("searxng_unavailable")
         empty = SearchOutcome({s.type: [] for s in query.sources})
-        return empty.warned(f"SearXNG failed ({searx}): results from the vector index alone"), [], index
+        return empty.warned(Degradation("searxng_unavailable", f"SearXNG failed ({searx}): results from the "
+                                          "vector index alone")), [], index
     outcome, candidates = searx
     if isinstance(index, BaseException):
-        metrics.degraded("index_unavailable")
-        return outcome.warned(f"the vector index could not answer ({index}): SearXNG's results alone"), \
-            [c.hit for c in candidates], []
+        alone = Degradation("index_unavailable", f"the vector index could not answer ({index}): SearXNG's results "
+                            "alone")
+        return outcome.warned(alone), [c.hit for c in candidates], []
     return outcome, [c.hit for c in candidates], index

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
-from agent import metrics
 from agent.core.context import SearchContext
-from agent.core.outcome import SearchOutcome
+from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded
@@ -74,8 +73,8 @@ def keyword_when_unavailable(run: Run) -> Run:
         try:
             return await run(query, ctx, up)
         except Degraded as e:
-            metrics.degraded("index_unavailable")
             outcome = await keyword.run(query, ctx, up)
-            return outcome.warned(f"the vector index could not answer ({e}): keyword results from SearXNG instead")
+            return outcome.warned(Degradation("index_unavailable", f"the vector index could not answer ({e}): "
+                                                "keyword results from SearXNG instead"))
 
     return guarded

@@ -12,9 +12,10 @@ from wisp_text.chunking import Chunk
 
 from agent.answers.structured import checked_schema, structured
 from agent.core.context import SearchContext
+from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.passage import Passage
-from agent.core.query import PAGE_ASK_KINDS, PageAsk
+from agent.core.query import PageAsk
 from agent.errors import BadRequest
 from agent.upstream.llm import LLMClient, LLMUnavailable
 

@@ -28,9 +28,10 @@ from wisp_obs.requests import request_id
 from agent.answers.page_answers import page_ask
 from agent.answers.structured import checked_schema
 from agent.api.body_limits import RequestLimits, parsed_json
+from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
-from agent.core.query import PAGE_ASK_KINDS, PageAsk, SearchQuery, SourceRequest
+from agent.core.query import PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
 from agent.errors import BadRequest, InvalidRequestBody, WispError
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains

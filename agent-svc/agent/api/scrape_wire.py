@@ -9,10 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from agent.answers.page_answers import page_ask
 from agent.api.firecrawl import ScrapeOptions
-from agent.core.query import PAGE_ASK_KINDS
+from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS, PAGE_ASK_KINDS
 from agent.errors import BadRequest
-from agent.index.crawl.options import FIRECRAWL_FORMATS, MAX_URL_CHARS, check_page_url
-from agent.pages.documents import SUPPORTED
+from agent.index.crawl.options import MAX_URL_CHARS, check_page_url
 from agent.search.scrape import ScrapeFailed, ScrapeJob
 
 MAX_FORMATS = 20
@@ -61,12 +60,12 @@ class _PageFields(BaseModel):
         asks = tuple(page_ask(item) for item in items if item["type"] in PAGE_ASK_KINDS)
         if len({a.kind for a in asks}) < len(asks):
             raise BadRequest("formats name summary, json and question at most once each")
-        return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in SUPPORTED)), asks,
+        return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in DOCUMENT_FORMATS)), asks,
                          self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key)
 
     def _warnings(self, names: list[str]) -> tuple[str, ...]:
         warnings = []
-        if skipped := sorted(set(names) - set(SUPPORTED) - set(PAGE_ASK_KINDS)):
+        if skipped := sorted(set(names) - set(DOCUMENT_FORMATS) - set(PAGE_ASK_KINDS)):
             warnings.append(f"formats {skipped} are not supported and were skipped")
         ignored = [name for name, value in (("includeTags", self.includeTags), ("excludeTags", self.excludeTags),
                                             ("headers", self.headers), ("location", self.location),

@@ -7,9 +7,6 @@ from typing import Any
 
 from agent.core.sources import DEFAULT_SOURCE
 
-# scrapeOptions.formats the LLM answers per page → the Document's key of each
-PAGE_ASK_KINDS = {"summary": "summary", "json": "json", "question": "answer"}
-
 
 @dataclass(frozen=True)
 class PageAsk:

@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.core.formats import DOCUMENT_KEYS
 from agent.core.sources import SOURCES
 from agent.ranking.modes import MODES
 
@@ -22,7 +23,6 @@ ORIGIN = "wisp-mcp"
 Format = Literal["markdown", "html", "rawHtml", "links", "summary", "json", "query"]
 SourceName = Literal[tuple(SOURCES)]  # type: ignore[valid-type]
 ModeName = Literal[tuple(MODES)]  # type: ignore[valid-type]
-CONTENT_KEYS = ("markdown", "html", "rawHtml", "links", "summary", "json", "answer")  # a Document's formats
 
 
 class Wisp(Protocol):
@@ -204,7 +204,7 @@ def _result(item: dict[str, Any]) -> dict[str, Any]:
                                      "score")}
     kept["title"] = kept["title"] or metadata.get("title")
     kept["url"] = kept["url"] or metadata.get("url") or metadata.get("sourceURL")
-    kept.update({k: item[k] for k in CONTENT_KEYS if k in item})
+    kept.update({k: item[k] for k in DOCUMENT_KEYS if k in item})
     if metadata:
         kept.update(statusCode=metadata.get("statusCode"), error=metadata.get("error"))
     return _present(kept)

@@ -8,8 +8,6 @@ from typing import Any
 
 from agent.core.pages import Extracted, Page, PageError
 
-SUPPORTED = ("markdown", "html", "rawHtml", "links")  # the formats a Document can carry without the LLM
-
 
 def document(url: str, title: str, description: str, page: Page, formats: list[str]) -> dict[str, Any]:
     extracted, error = page.extracted, page.error

@@ -11,11 +11,12 @@ from dataclasses import replace
 
 from agent.answers.page_answers import answer_pages
 from agent.core.context import SearchContext
+from agent.core.formats import DOCUMENT_FORMATS, PAGE_ASK_KINDS
 from agent.core.outcome import SearchOutcome
 from agent.core.pages import Extraction
-from agent.core.query import PAGE_ASK_KINDS, SearchQuery
+from agent.core.query import SearchQuery
 from agent.core.sources import source
-from agent.pages.documents import SUPPORTED, document
+from agent.pages.documents import document
 from agent.pages.loading import failed_pages
 from agent.upstream.clients import Upstreams
 
@@ -23,8 +24,8 @@ from agent.upstream.clients import Upstreams
 async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams
                            ) -> SearchOutcome:
     """The outcome with a Document for every result of a scraped source, when scrapeOptions asks for one."""
-    formats = [f for f in query.scrape_formats if f in SUPPORTED]
-    unsupported = sorted(set(query.scrape_formats) - set(SUPPORTED) - set(PAGE_ASK_KINDS))
+    formats = [f for f in query.scrape_formats if f in DOCUMENT_FORMATS]
+    unsupported = sorted(set(query.scrape_formats) - set(DOCUMENT_FORMATS) - set(PAGE_ASK_KINDS))
     if unsupported:
         outcome = outcome.warned(f"scrapeOptions.formats {unsupported} are not supported yet and were skipped")
     if not formats and not query.page_asks:

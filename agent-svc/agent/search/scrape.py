@@ -18,6 +18,7 @@ from wisp_obs.requests import request_id
 from agent import metrics
 from agent.answers.page_answers import answer_pages
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
+from agent.core.formats import needs_whole_page
 from agent.core.outcome import SearchOutcome
 from agent.core.pages import Extraction, Page
 from agent.core.query import PageAsk
@@ -50,7 +51,7 @@ class ScrapeFailed(WispError):
 @dataclass(frozen=True)
 class ScrapeJob:
     url: str
-    formats: tuple[str, ...]  # the Document's content keys (documents.SUPPORTED)
+    formats: tuple[str, ...]  # the Document's content keys (core.formats.DOCUMENT_FORMATS)
     asks: tuple[PageAsk, ...]  # the LLM's formats
     main_only: bool
     timeout_ms: int
@@ -59,7 +60,7 @@ class ScrapeJob:
 
     @property
     def extraction(self) -> Extraction:
-        return Extraction(self.main_only, document=bool({"html", "rawHtml"} & set(self.formats)))
+        return Extraction(self.main_only, document=needs_whole_page(self.formats))
 
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:

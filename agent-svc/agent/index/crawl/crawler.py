@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agent.config import Settings
+from agent.core.formats import DOCUMENT_FORMATS, needs_whole_page
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
 from agent.index.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
@@ -24,7 +25,7 @@ from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.index.ingest import Ingest
-from agent.pages.documents import SUPPORTED, document
+from agent.pages.documents import document
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import extracted
 from agent.pages.workers import WorkerPool
@@ -130,7 +131,7 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
         await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))
         return
     await _index(crawl, page)
-    formats = [f for f in crawl.options.formats if f in SUPPORTED]
+    formats = [f for f in crawl.options.formats if f in DOCUMENT_FORMATS]
     await store.run(store.done, job_id, queued.key,
                     document(queued.url, page.extracted.title, page.extracted.description, page, formats))
     if _follows_links(crawl.options, queued.depth):
@@ -145,7 +146,7 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
         fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
-    how = Extraction(main_only=crawl.options.main_only, document=bool({"html", "rawHtml"} & set(crawl.options.formats)))
+    how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats))
     if not fetched.ok:
         return Page(fetched, error=fetched.error, extraction=how)
     # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker

@@ -14,18 +14,13 @@ from urllib.parse import urlsplit
 import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
+from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS
 from agent.errors import BadRequest
 
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
 MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without following links
 MAX_URL_CHARS = 2048
-# Firecrawl's Document formats (contract §2.1); the ones agent.search.documents.SUPPORTED lacks are named in a warning
-FIRECRAWL_FORMATS = frozenset({
-    "markdown", "html", "rawHtml", "links", "images", "screenshot", "screenshot@fullPage", "summary", "json",
-    "changeTracking", "attributes", "branding", "highlights", "question", "query", "product", "menu", "audio",
-    "video", "rawBase64", "deterministicJson",
-})
 
 
 @dataclass(frozen=True)
@@ -131,9 +126,7 @@ class CrawlRequest(BaseModel):
         formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
         if unknown := sorted(set(formats) - FIRECRAWL_FORMATS):
             raise BadRequest(f"unknown scrapeOptions.formats {unknown}")
-        from agent.pages.documents import SUPPORTED
-
-        if unsupported := sorted(set(formats) - set(SUPPORTED)):
+        if unsupported := sorted(set(formats) - set(DOCUMENT_FORMATS)):
             warnings.append(f"scrapeOptions.formats {unsupported} are not supported by crawls and were skipped")
         sitemap = self.sitemap or ("skip" if self.ignoreSitemap else "include")
         return CrawlOptions(

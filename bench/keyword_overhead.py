@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from offline_web.stack import uvicorn_service, wisp_stack
+from offline_web.stack import agent_app, uvicorn_service, wisp_stack
 
 ROOT = Path(__file__).parent.parent
 QUERIES = [
@@ -131,7 +131,7 @@ def main() -> None:
             env = {"SEARXNG_URL": stack.offline.searx.url, "CRAWL_DB": f"{tmp}/baseline{n}.sqlite",
                    "PYTHONPATH": os.pathsep.join(map(str, [*code, os.environ.get("PYTHONPATH", "")]))}
             baselines[f"baseline{n}"] = running.enter_context(
-                uvicorn_service(f"agent-baseline{n}", "agent.api:app", Path(tmp), env)).url
+                uvicorn_service(f"agent-baseline{n}", agent_app(checkout.resolve()), Path(tmp), env)).url
         result = run(stack.offline.searx.url, stack.agent.url, args.rounds, baselines)
     print_table(result, " (this checkout)" if args.baseline else "")
     for n, checkout in enumerate(args.baseline, 1):

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 
-from offline_web.stack import uvicorn_service, wisp_stack
+from offline_web.stack import agent_app, uvicorn_service, wisp_stack
 from wisp_eval.dataset import load_queries
 
 ROOT = Path(__file__).parent.parent
@@ -89,7 +89,7 @@ def main() -> None:
             env = {"SEARXNG_URL": stack.offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                    "SEMANTIC_SVC_URL": stack.semantic.url,
                    "PYTHONPATH": ":".join(str(args.baseline_tree.resolve() / p) for p in PACKAGES)}
-            baseline = uvicorn_service("agent-baseline", "agent.app:app", Path(tmp), env)
+            baseline = uvicorn_service("agent-baseline", agent_app(args.baseline_tree.resolve()), Path(tmp), env)
             agents["baseline"] = running.enter_context(baseline.started(timeout_s=120)).url
         for url in agents.values():  # warm: worker processes, connections, models
             run_query(client, url, queries[0], "hybrid")

@@ -71,6 +71,12 @@ def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], por
                    health_path=ready_path)
 
 
+def agent_app(checkout: Path) -> str:
+    """The ASGI app of agent-svc in a checkout of Wisp (agent.app since the layered tree, agent.api before), so
+    that a benchmark can run an older checkout beside this one."""
+    return "agent.app:app" if (checkout / "agent-svc" / "agent" / "app.py").exists() else "agent.api:app"
+
+
 def semantic_service(workdir: Path, **env: str) -> Service:
     """semantic-svc with an embedded Qdrant in `workdir`; ready once its models are loaded."""
     return uvicorn_service("semantic-svc", "semantic.api:app", workdir,

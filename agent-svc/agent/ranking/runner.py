@@ -231,7 +231,8 @@ def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: S
     kept = list(in_order)[: query.limit]
     top = max((j.score for j in judged if j.score is not None), default=0.0)
     shown = {j.candidate.url: tuple(p for p in j.passages if top - p.score <= margin) for j in kept}
-    packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
+    with ctx.timings.stage("pack"):
+        packed = pack([p for passages in shown.values() for p in passages], settings.pack_chars,
                       settings.pack_per_url)
     details = {j.candidate.url: ResultDetail(j.score, j.candidate.evidence_kind,
                                              tuple(p.as_json() for p in shown[j.candidate.url]), j.fused)

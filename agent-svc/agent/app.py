@@ -115,7 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/readyz")
     async def readyz(request: Request) -> JSONResponse:
-        searxng: SearxngClient = request.app.state.services.searxng
+        searxng: SearxngClient = request.app.state.services.upstreams.searxng
         engines = searxng.health.report()
         try:
             await searxng.ping()

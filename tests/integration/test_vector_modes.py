@@ -51,21 +51,25 @@ def test_the_floor_drops_an_off_topic_query(crawled: dict, index_agent: str) -> 
     assert result["data"]["web"] == [] and f"relevance floor (VECTOR_FLOOR {floor})" in result["warning"]
 
 
-def test_hybrid_vector_merges_searxng_and_the_index(crawled: dict, index_agent: str, stack: OfflineStack) -> None:
-    result = search(index_agent, query="sqlite wal checkpoint", retrieval_mode="hybrid_vector", limit=8)
+def test_hybrid_vector_without_rerank_merges_searxng_and_the_index(crawled: dict, index_agent: str,
+                                                                   stack: OfflineStack) -> None:
+    result = search(index_agent, query="sqlite wal checkpoint", retrieval_mode="hybrid_vector", rerank=False, limit=8)
     web = result["data"]["web"]
     urls = [r["url"] for r in web]
     assert len(set(urls)) == len(urls) == 8 and "could not answer" not in result.get("warning", "")
-    assert any(r.get("evidence") == "index" for r in web)  # found by the index, with its cosine
-    assert result["context"].startswith("[1] ")  # the index's chunks, packed
-    assert any(r.get("score") is None for r in web)  # found by SearXNG alone
-    assert {"index", "searxng"} <= set(result["timings_ms"])
+    assert any(r["evidence"] == "index" for r in web)  # found by the index: its chunk is the evidence
+    assert any(r["evidence"] == "snippet" for r in web)  # found by SearXNG alone
+    rank_scores = [r["rank_score"] for r in web]
+    assert rank_scores == sorted(rank_scores, reverse=True)  # in the merged order
+    assert result["context"].startswith("[1] ")
+    assert {"index", "searxng"} <= set(result["timings_ms"]) and "rerank" not in result["timings_ms"]
 
 
-def test_hybrid_vector_with_rerank_scores_the_merged_pool(crawled: dict, index_agent: str) -> None:
-    result = search(index_agent, query="sqlite wal checkpoint", retrieval_mode="hybrid_vector", rerank=True, limit=5)
+def test_hybrid_vector_reranks_the_merged_pool_by_default(crawled: dict, index_agent: str) -> None:
+    result = search(index_agent, query="sqlite wal checkpoint", retrieval_mode="hybrid_vector", limit=5)
     web = result["data"]["web"]
     assert web and all(isinstance(r["score"], float) for r in web) and "rerank" in result["timings_ms"]
+    assert {"index", "searxng"} <= set(result["timings_ms"])
 
 
 def test_off_topic_pages_stay_out_of_hybrid_vector(crawled: dict, index_agent: str) -> None:

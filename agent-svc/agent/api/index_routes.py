@@ -55,14 +55,14 @@ async def similar_pages(request: Request) -> JSONResponse:
 @router.get("/v2/index/stats")
 async def index_stats(request: Request) -> JSONResponse:
     services = request.app.state.services
-    stats = await _of_index(services.semantic.index_stats(), {"documents": 0, "chunks": 0})
+    stats = await _of_index(services.upstreams.semantic.index_stats(), {"documents": 0, "chunks": 0})
     return JSONResponse({"success": True, **stats, "ingesting": services.ingest.backlog})
 
 
 @router.post("/v2/index/delete")
 async def index_delete(request: Request) -> JSONResponse:
     body = await read_request(request, IndexDeleteRequest)
-    deleted = await _of_index(request.app.state.services.semantic.index_delete(body.url, body.host), 0)
+    deleted = await _of_index(request.app.state.services.upstreams.semantic.index_delete(body.url, body.host), 0)
     return JSONResponse({"success": True, "deletedChunks": deleted})
 
 

@@ -8,7 +8,7 @@ a cited answer (rich.py).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 from typing import TypeVar
 
@@ -85,7 +85,7 @@ def check_names(settings: Settings) -> None:
             _registered(feature, FEATURES, f"{name.upper()} key")
 
 
-def _registered(name: str, registry: Mapping[str, object], setting: str) -> None:
+def _registered(name: str, registry: Collection[str], setting: str) -> None:
     if name not in registry:
         raise ValueError(f"{setting} {name!r} is not registered; available: {', '.join(registry)}")
 

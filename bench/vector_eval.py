@@ -13,7 +13,7 @@ calibration sees every score), and crawls each prefix through POST /v2/crawl. Th
 Prints both tables and writes JSON (and wisp_eval's report.md beside it).
 
     .venv/bin/python bench/vector_eval.py [--sites eval/data/sites.tsv] [--limit 1000]
-        [--prefixes www.sqlite.org,git-scm.com/docs,www.mkdocs.org]
+        [--prefixes www.sqlite.org,git-scm.com/docs,www.mkdocs.org] [--index-dir DIR]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -36,7 +37,7 @@ from wisp_eval.targets import AgentMode
 
 ROOT = Path(__file__).parent.parent
 DEV = ROOT / "eval" / "data" / "dev"
-MODES = ["keyword", "hybrid", "vector", "hybrid_vector", "hybrid_vector+rerank"]
+MODES = ["keyword", "hybrid", "vector", "vector+rerank", "hybrid_vector", "hybrid_vector+norerank"]
 
 
 def main() -> None:
@@ -44,10 +45,20 @@ def main() -> None:
     prefixes = [p.strip().strip("/") for p in args.prefixes.split(",") if p.strip()]
     queries, qrels = load_queries(DEV / "queries.tsv"), load_qrels(DEV / "qrels.tsv")
     on_topic = [q for q in queries if _about(qrels.get(q.qid, {}), prefixes)]
+    kept = args.index_dir / "crawls.json" if args.index_dir else None
+    earlier = json.loads(kept.read_text()) if kept and kept.exists() else None
+    semantic_env = {"QDRANT_PATH": str(args.index_dir / "qdrant")} if args.index_dir else {}
+    # an index kept from an earlier run holds that run's page URLs: the offline web serves on the same port again
     with tempfile.TemporaryDirectory() as tmp, \
-            wisp_stack(args.sites, Path(tmp), with_semantic=True, agent_env={"VECTOR_FLOOR": "-1"}) as stack:
+            wisp_stack(args.sites, Path(tmp), with_semantic=True, agent_env={"VECTOR_FLOOR": "-1"},
+                       semantic_env=semantic_env, web_port=earlier["web_port"] if earlier else 0) as stack:
         web = stack.offline.web.url
-        crawls = [_crawl(stack.agent.url, f"{web}/{prefix}/", args.limit) for prefix in prefixes]
+        if earlier:
+            crawls = [{**c, "reused": True} for c in earlier["crawls"]]
+        else:
+            crawls = [_crawl(stack.agent.url, f"{web}/{prefix}/", args.limit) for prefix in prefixes]
+            if kept:
+                kept.write_text(json.dumps({"web_port": urlsplit(web).port, "crawls": crawls}))
         assert stack.semantic is not None
         best = {q.qid: _best_cosine(stack.semantic.url, q.text) for q in queries}
         floor = _chosen_floor([best[q.qid] for q in on_topic],
@@ -155,6 +166,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--prefixes", default="www.sqlite.org,git-scm.com/docs,www.mkdocs.org")
     parser.add_argument("--limit", type=int, default=1000, help="most pages per crawled site")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "vector_eval.json")
+    parser.add_argument("--index-dir", type=Path, help="keep the index here, and reuse it on the next run (the "
+                        "crawls take about 20 minutes; the offline web must be free to serve on the same port)")
     return parser
 
 

@@ -34,13 +34,14 @@ class Target(Protocol):
 
 
 class AgentMode:
-    """POST /v2/search with one `retrieval_mode` (`hybrid_vector+rerank`: with `rerank: true`); answerability
-    reads the packed `context` when the mode returns one, else the result descriptions."""
+    """POST /v2/search with one `retrieval_mode` (`vector+rerank`: with `rerank: true`, `hybrid_vector+norerank`:
+    with `rerank: false`); answerability reads the packed `context` when the mode returns one, else the result
+    descriptions."""
 
     def __init__(self, mode: str, agent_url: str, client: httpx.Client, limit: int) -> None:
         self.name = mode
         self._mode, _, option = mode.partition("+")
-        self._options = {option: True} if option else {}
+        self._options = {option.removeprefix("no"): not option.startswith("no")} if option else {}
         self._url = agent_url.rstrip("/") + "/v2/search"
         self._client, self._limit = client, limit
 

@@ -85,13 +85,14 @@ def semantic_service(workdir: Path, **env: str) -> Service:
 
 @contextmanager
 def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, with_llm: bool = False,
-               agent_port: int | None = None, agent_env: dict[str, str] | None = None) -> Iterator[WispStack]:
-    with offline_search_stack(sites_path, workdir) as offline, ExitStack() as running:
+               agent_port: int | None = None, agent_env: dict[str, str] | None = None,
+               semantic_env: dict[str, str] | None = None, web_port: int = 0) -> Iterator[WispStack]:
+    with offline_search_stack(sites_path, workdir, web_port) as offline, ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                "CRAWL_DB": str(workdir / "crawls.sqlite"), "CRAWL_HOST_DELAY_S": "0"}
         semantic = None
         if with_semantic:
-            semantic = semantic_service(workdir)
+            semantic = semantic_service(workdir, **(semantic_env or {}))
             running.enter_context(semantic.started(timeout_s=180))
             env["SEMANTIC_SVC_URL"] = semantic.url
         llm = None

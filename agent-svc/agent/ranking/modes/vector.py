@@ -1,5 +1,7 @@
-"""vector: the query against the vector index alone: embed the query, search Qdrant, one result per page with its
-best chunk as evidence and its cosine as score; nothing below the relevance floor, nothing fetched.
+"""vector: the query against the vector index alone: embed the query, search Qdrant (its cosine fused with its
+lexical side), one result per page with its best chunk as evidence and its cosine as score, in the index's order;
+nothing below the relevance floor, nothing fetched. With `rerank: true` hybrid mode's reranker scores the
+index's chunks.
 
 Other sources than web have nothing in the index and come back empty. When the index cannot answer
 (semantic-svc down, nothing crawled yet), the results are SearXNG's keyword results, and the warning says why.
@@ -16,7 +18,7 @@ from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded
 from agent.ranking.candidates import Candidate
-from agent.ranking.modes import keyword
+from agent.ranking.modes import hybrid, keyword
 from agent.ranking.runner import RankSpec, Scored
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
@@ -59,7 +61,10 @@ async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size
 
 
 def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
-    return RankSpec(pool=0, margin=COSINE_SPAN, scorer=AsGathered(), fusion="linear", weights={"score": 1.0},
+    if query.rerank:  # the index's pages scored by hybrid mode's reranker on their chunks; nothing fetched
+        return replace(hybrid.spec(up, query), gather=index_pool, fetch=False, recency=False)
+    # the index's own order (its cosine fused with its lexical side) is the answer: `prior` is the gathered rank
+    return RankSpec(pool=0, margin=COSINE_SPAN, scorer=AsGathered(), fusion="linear", weights={"prior": 1.0},
                     gather=index_pool, fetch=False, recency=False)
 
 

@@ -103,3 +103,37 @@ def test_a_time_filter_cannot_apply_and_says_so() -> None:
     assert outcome.warnings == ("the vector index keeps no dates: tbs was not applied",)
     per_source = search("vector", FakeIndex(CHUNKS), sources=[SourceRequest("web", tbs="qdr:d")])
     assert per_source.warnings == ("the vector index keeps no dates: tbs was not applied",)
+
+
+def test_the_index_order_stands_even_where_a_lower_cosine_leads() -> None:
+    # the index fuses its cosine with its lexical side: its order, not the cosine shown, is the answer's
+    fused = [chunk(C, 0, 0.62), chunk(A, 2, 0.91), chunk(B, 1, 0.80)]
+    outcome = search("vector", FakeIndex(fused))
+    assert [h.url for h in outcome.buckets["web"]] == [C, A, B]
+    assert [outcome.details[u].score for u in (C, A, B)] == [0.62, 0.91, 0.80]
+
+
+class FakeIndexAndReranker(FakeIndex):
+    """The index, and a reranker that scores a text by how often it says "writer"."""
+
+    def __init__(self, chunks: list[dict[str, Any]]) -> None:
+        super().__init__(chunks)
+        self.reranked: list[list[str]] = []
+
+    def pace(self, kind: str) -> float | None:
+        return None
+
+    async def rerank(self, query: str, texts: list[str], budget_s: float) -> list[float]:
+        self.reranked.append(texts)
+        return [float(t.count("writer")) for t in texts]
+
+
+def test_with_rerank_the_reranker_scores_the_indexs_chunks_and_nothing_is_fetched() -> None:
+    index = FakeIndexAndReranker([chunk(B, 1, 0.80, "Checkpoints move pages."),
+                                  chunk(C, 0, 0.62, "A writer, a writer."),
+                                  chunk(A, 2, 0.91, "WAL mode lets readers go on while a writer commits.")])
+    fake = FakeSearxng(total=5)
+    outcome = search("vector", index, fake, rerank=True)
+    assert index.reranked and all(len(batch) <= 3 for batch in index.reranked)  # the three chunks, no page
+    assert outcome.buckets["web"][0].url == C and outcome.details[C].score == 2.0
+    assert fake.requests == []  # nothing asked of SearXNG, no page fetched

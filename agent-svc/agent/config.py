@@ -155,7 +155,7 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
                                           "which engines answer")
-    # keys and limits (auth.py, limits.py)
+    # keys and limits (api/auth.py, api/admission.py)
     api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
                                 "but /healthz and /readyz needs `Authorization: Bearer <key>`")
     api_keys_file: str = Field("", description="File of API keys, one a line (`#` comments), added to API_KEYS")

@@ -2,7 +2,7 @@
 
 Without API_KEYS or API_KEYS_FILE agent-svc is open, as for local use. With them, every route but health needs
 `Authorization: Bearer <key>`, else a 401 in Firecrawl's envelope and wording. The gate also names the client
-the limits count (the key, or the caller's address when keyless) and applies RATE_LIMIT_PER_MIN (limits.py).
+the limits count (the key, or the caller's address when keyless) and applies RATE_LIMIT_PER_MIN (admission.py).
 Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
 """
 

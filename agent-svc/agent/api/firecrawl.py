@@ -81,7 +81,7 @@ class CategoryObject(_Lenient):
 
 
 class ScrapeOptions(_Lenient):
-    """Accepted with every key the SDKs add; `formats` and `onlyMainContent` drive scraping (documents.py)."""
+    """Accepted with every key the SDKs add; `formats` and `onlyMainContent` drive scraping (search/documents.py)."""
 
     formats: Annotated[list[dict[str, Any]] | None, BeforeValidator(_typed_items)] = None
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
@@ -167,7 +167,7 @@ class V2SearchRequest(_SearchRequestBase):
     domainTools: StrictBool | None = None  # noqa: N815
     toolDetail: StrictStr | None = None  # noqa: N815
     # Wisp's extensions (seed 003, seed 000's per-request engine override)
-    retrieval_mode: StrictStr | None = None  # checked against the registry of modes (search.py)
+    retrieval_mode: StrictStr | None = None  # checked against the registry of modes (ranking/modes)
     search_type: StrictStr | None = None
     engines: Annotated[list[StrictStr] | None, BeforeValidator(_string_list)] = None
     fetch_top: StrictInt | None = Field(None, ge=0, le=12)

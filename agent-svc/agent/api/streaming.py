@@ -33,7 +33,7 @@ async def search_events(query: SearchQuery, services: Services) -> AsyncIterator
         except WispError as e:
             yield event("error", {**error_body(e), "status": e.status})
             return
-        except Exception as e:  # as api.py's handler of the unexpected: logged, and an envelope, not a trace
+        except Exception as e:  # as app.py's handler of the unexpected: logged, and an envelope, not a trace
             log.exception("unhandled error in a streamed search")
             failure = WispError(f"Internal server error ({type(e).__name__}); the details are in agent-svc's log")
             yield event("error", {**error_body(failure), "status": 500})

@@ -51,4 +51,4 @@ class SearchQuery:
     system_prompt: str | None = None  # rich: before Wisp's own rules
     llm_model: str | None = None  # rich: another model on the same server
     stream: bool = False  # answer with server-sent events (streaming.py)
-    page_asks: tuple[PageAsk, ...] = ()  # scrapeOptions.formats the LLM answers per page (page_answers.py)
+    page_asks: tuple[PageAsk, ...] = ()  # scrapeOptions.formats the LLM answers per page (answers/page_answers.py)

@@ -1,4 +1,4 @@
-"""An extraction worker process (`python -m agent.pages.worker PARENT_PID`), started by worker_pool.WorkerPool.
+"""An extraction worker process (`python -m agent.pages.worker PARENT_PID`), started by workers.WorkerPool.
 
 It reads (function, arguments) frames from stdin, runs each, and answers (status, value, resident MiB) on
 stdout, until stdin closes or agent-svc ends.

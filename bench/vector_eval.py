@@ -105,8 +105,9 @@ def _crawl(agent_url: str, seed: str, limit: int, timeout_s: float = 3600) -> di
 
 
 def _best_cosine(semantic_url: str, text: str) -> float:
-    results = httpx.post(semantic_url + "/index/search", json={"query": text, "limit": 1}, timeout=60).json()
-    return float(results["results"][0]["score"]) if results["results"] else -1.0
+    """The best cosine among the chunks the index answers with (in its fused order, the first is not always it)."""
+    results = httpx.post(semantic_url + "/index/search", json={"query": text, "limit": 40}, timeout=60).json()
+    return max((float(r["score"]) for r in results["results"]), default=-1.0)
 
 
 def _chosen_floor(on_topic: list[float], off_topic: list[float]) -> dict:

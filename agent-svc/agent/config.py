@@ -108,8 +108,8 @@ class Settings(BaseSettings):
     index_collection: str = Field("", max_length=200, description="Qdrant collection of the vector index (empty: "
                                   "semantic-svc's QDRANT_COLLECTION)")
     vector_floor: float = Field(
-        VECTOR_FLOOR, ge=-1, le=1, description="vector modes: an indexed chunk below this cosine to the query is not "
-        "a result (calibrated for the offline embedder; recalibrate for another)")
+        VECTOR_FLOOR, ge=-1, le=1, description="vector modes: a query whose best indexed chunk lies below this cosine "
+        "to it has no answer in the index (calibrated for the offline embedder; recalibrate for another)")
     index_chunks_per_result: int = Field(4, ge=1, le=25, description="vector modes: chunks asked of the index per "
                                          "result wanted (a page's chunks crowd the nearest ones)")
     hybrid_vector_index_weight: float = Field(

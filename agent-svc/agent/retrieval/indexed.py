@@ -37,11 +37,18 @@ class IndexedHit:
 
 
 async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limit: int) -> list[IndexedHit]:
-    """The index's best pages for the query, best first (raises Degraded when the index cannot answer)."""
+    """The index's best pages for the query, best first, in the index's order (its cosine fused with its lexical
+    side); none when not one chunk reaches the relevance floor (raises Degraded when the index cannot answer).
+
+    The floor gates the query, as it was calibrated (on each query's best cosine): an on-topic query keeps the
+    pages its lexical side found below the floor, which a floor per chunk dropped (a page that names the query's
+    rare words but reads unlike it to the embedder)."""
     settings = up.settings
     with ctx.timings.stage("index"):
         chunks = await up.semantic.index_search(query.query, min(limit * settings.index_chunks_per_result, 100),
-                                                settings.vector_floor, ctx.pipeline_remaining_s())
+                                                None, ctx.pipeline_remaining_s())
+    if max((float(c["score"]) for c in chunks), default=-1.0) < settings.vector_floor:
+        return []
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
     best = dedupe((c for c in chunks if admitted.admits(c["url"], None)), lambda c: c["url"])
     return [_indexed(chunk) for chunk in best[:limit]]

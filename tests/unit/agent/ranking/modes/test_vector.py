@@ -61,7 +61,7 @@ def test_one_result_per_page_with_its_best_chunk_in_index_order() -> None:
                                 "score": 0.91},)
     assert "WAL mode lets readers go on" in outcome.context and outcome.packed[0].url == A
     assert outcome.warnings == () and fake.requests == []  # SearXNG is not asked
-    assert index.asks == [("wal checkpoint", 20, 0.5)]  # chunks for 4 per result, the floor from the settings
+    assert index.asks == [("wal checkpoint", 20, None)]  # chunks for 4 per result; the floor gates the query here
 
 
 def test_the_limit_cuts_the_pages_not_the_chunks() -> None:
@@ -75,9 +75,15 @@ def test_include_and_exclude_domains_filter_the_index_too() -> None:
 
 
 def test_nothing_above_the_floor_is_an_empty_answer_that_says_so() -> None:
-    outcome = search("vector", FakeIndex([]))
-    assert outcome.buckets == {"web": []} and outcome.details == {}
-    assert outcome.warnings == ("no indexed page reaches the relevance floor (VECTOR_FLOOR 0.5)",)
+    for chunks in ([], [chunk(A, 0, 0.49), chunk(B, 0, 0.3)]):
+        outcome = search("vector", FakeIndex(chunks))
+        assert outcome.buckets == {"web": []} and outcome.details == {}
+        assert outcome.warnings == ("no indexed page reaches the relevance floor (VECTOR_FLOOR 0.5)",)
+
+
+def test_an_on_topic_query_keeps_the_pages_its_lexical_side_found_below_the_floor() -> None:
+    outcome = search("vector", FakeIndex([chunk(B, 0, 0.42), chunk(A, 0, 0.91)]))
+    assert [h.url for h in outcome.buckets["web"]] == [B, A]  # the index's order; the best cosine clears the floor
 
 
 @pytest.mark.parametrize("error", [SemanticUnavailable("semantic-svc is unreachable at http://semantic.test"),

@@ -73,7 +73,7 @@ BACKENDS = {"torch fp32": "sentence-transformers", "onnx fp32": "onnx", "onnx in
 def embedders(onnx_cache: Path) -> dict:
     """The service's own embedder on each backend (the onnx ones export into `onnx_cache` once)."""
     from semantic.config import Settings
-    from semantic.embedders import load_embedder
+    from semantic.models.embedders import load_embedder
 
     return {name: load_embedder(Settings(embed_backend=backend, onnx_cache=str(onnx_cache)))
             for name, backend in BACKENDS.items()}
@@ -99,7 +99,7 @@ def cross_encoders(workdir: Path) -> dict:
 
 
 def model_benchmarks(texts: list[str], runs: int, workdir: Path) -> dict:
-    from semantic.rerankers import BiEncoderHybridReranker
+    from semantic.models.rerankers import BiEncoderHybridReranker
 
     result: dict = {"embed_passages_per_s": {}, "rerank_ms": {}, "cross_encoder_shape_ms": {}, "agreement": {}}
     loaded = embedders(workdir / "onnx")
@@ -140,8 +140,8 @@ MEMORY_PROBE = """
 import os, sys
 os.environ["HF_HUB_OFFLINE"] = "1"
 from semantic.config import Settings
-from semantic.embedders import load_embedder
-from semantic.rerankers import load_reranker
+from semantic.models.embedders import load_embedder
+from semantic.models.rerankers import load_reranker
 settings = Settings(**{k: v for k, v in (a.split("=", 1) for a in sys.argv[1:])})
 embedder = load_embedder(settings)
 reranker, _ = load_reranker(settings, embedder)
@@ -169,7 +169,7 @@ def memory(onnx_cache: Path) -> dict:
 async def lane_against_threads(embedder, texts: list[str], clients: int, requests: int) -> dict:
     """The same embedder under `clients` concurrent callers: through the model lane, and each call on a thread
     of its own (what a handler calling the model directly in a thread pool does)."""
-    from semantic.batching import ModelLane
+    from semantic.lane.batching import ModelLane
 
     lane = ModelLane(max_pending=64, max_batch=128)
 

@@ -17,12 +17,13 @@ from pydantic import BaseModel, Field, StrictStr, model_validator
 from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
-from semantic import indexing, metrics
+from semantic import metrics
 from semantic.config import Settings, get_settings
-from semantic.embedders import Embedder
 from semantic.errors import BadRequest, ClientGone, SemanticError, TooLarge
+from semantic.index import indexing
+from semantic.lane.speed import SpeedKind
+from semantic.models.embedders import Embedder
 from semantic.runtime import Runtime, check_backends
-from semantic.speed import SpeedKind
 
 log = logging.getLogger("semantic")
 T = TypeVar("T")

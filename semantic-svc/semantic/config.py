@@ -28,7 +28,7 @@ class Settings(BaseSettings):
     )
     embed_backend: str = Field(
         "auto",
-        description="auto, sentence-transformers, onnx, onnx-int8 or flagembedding (semantic.embedders.EMBEDDERS, "
+        description="auto, sentence-transformers, onnx, onnx-int8 or flagembedding (models.embedders.EMBEDDERS, "
         "checked when the app starts). auto: FlagEmbedding for BGE-M3 (dense and sparse), "
         "sentence-transformers (torch) otherwise; onnx and onnx-int8 run sentence-transformers on ONNX Runtime, "
         "exported once into ONNX_CACHE",
@@ -68,7 +68,7 @@ class Settings(BaseSettings):
         "", description="Cross-encoder: a hub name or local folder; empty means BM25 blended with the embedder"
     )
     rerank_backend: str = Field(
-        "auto", description="auto, cross-encoder, flag-reranker or bi-encoder-hybrid (semantic.rerankers.RERANKERS, "
+        "auto", description="auto, cross-encoder, flag-reranker or bi-encoder-hybrid (models.rerankers.RERANKERS, "
         "checked when the app starts). auto: sentence-transformers CrossEncoder when RERANK_MODEL is set"
     )
     qdrant_url: str = Field("", description="Qdrant server URL; empty means embedded Qdrant at QDRANT_PATH")

@@ -16,16 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from semantic.batching import ModelLane
-from semantic.calibration import Calibration, calibrate
 from semantic.config import Settings
-from semantic.embed_cache import EmbeddingCache
-from semantic.embedders import EMBEDDERS, Embedder, Encoded, EncodedText, Kind, load_embedder
 from semantic.errors import ModelUnavailable, NotReady
+from semantic.index.vector_store import VectorStore
 from semantic.kinds import Priority
-from semantic.rerankers import RERANKERS, Reranker, load_reranker
-from semantic.speed import SpeedKind, SpeedMeter
-from semantic.vector_store import VectorStore
+from semantic.lane.batching import ModelLane
+from semantic.lane.embed_cache import EmbeddingCache
+from semantic.lane.speed import SpeedKind, SpeedMeter
+from semantic.models.calibration import Calibration, calibrate
+from semantic.models.embedders import EMBEDDERS, Embedder, Encoded, EncodedText, Kind, load_embedder
+from semantic.models.rerankers import RERANKERS, Reranker, load_reranker
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from semantic.config import Settings
-from semantic.embedders import FlagEmbeddingEmbedder, SentenceTransformerEmbedder, load_embedder
 from semantic.errors import ModelUnavailable
-from semantic.rerankers import BiEncoderHybridReranker, CrossEncoderReranker, FlagRerankerReranker, load_reranker
+from semantic.models.embedders import FlagEmbeddingEmbedder, SentenceTransformerEmbedder, load_embedder
+from semantic.models.rerankers import BiEncoderHybridReranker, CrossEncoderReranker, FlagRerankerReranker, load_reranker
 
 TEXTS = ["A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse."]
 

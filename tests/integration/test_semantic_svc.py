@@ -203,8 +203,8 @@ RERANK_QUERIES = ["when does sqlite checkpoint the wal", "squash commits", "mkdo
 
 
 def test_concurrent_reranks_score_as_one_request_alone(semantic: httpx.Client) -> None:
-    from semantic.embedders import SentenceTransformerEmbedder
-    from semantic.rerankers import BiEncoderHybridReranker
+    from semantic.models.embedders import SentenceTransformerEmbedder
+    from semantic.models.rerankers import BiEncoderHybridReranker
 
     bodies = [{"query": q, "passages": SENTENCES[i % 4:][:6]} for i, q in enumerate(RERANK_QUERIES)]
     before = semantic.get("/stats").json()["lane"]

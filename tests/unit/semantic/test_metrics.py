@@ -10,11 +10,11 @@ from prometheus_client import REGISTRY
 from wisp_obs.requests import RequestInfo
 
 from semantic import metrics
-from semantic.batching import ModelLane
 from semantic.errors import Busy
-from semantic.speed import SpeedMeter
+from semantic.lane.batching import ModelLane
+from semantic.lane.speed import SpeedMeter
 
-from .test_batching import Blocker, queued, recorded
+from .lane.test_batching import Blocker, queued, recorded
 
 
 def value(name: str, **labels: str) -> float:

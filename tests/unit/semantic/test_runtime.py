@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from semantic import indexing
 from semantic.config import Settings
-from semantic.embedders import EMBEDDERS, Encoded, Kind
-from semantic.rerankers import RERANKERS, BiEncoderHybridReranker, _PairReranker
+from semantic.index import indexing
+from semantic.models.embedders import EMBEDDERS, Encoded, Kind
+from semantic.models.rerankers import RERANKERS, BiEncoderHybridReranker, _PairReranker
 from semantic.runtime import Ranked, Runtime, check_backends
 
-from .test_batching import Blocker, queued
+from .lane.test_batching import Blocker, queued
 
 QUERIES = ["when does sqlite checkpoint the wal", "squash commits with git rebase", "where do cats sleep"]
 PASSAGES = ["sqlite checkpoints the wal at 1000 pages", "git rebase squashes several commits", "cats sleep all day",

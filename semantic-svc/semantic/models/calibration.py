@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from semantic.embedders import Embedder
-from semantic.rerankers import Reranker
+from semantic.models.embedders import Embedder
+from semantic.models.rerankers import Reranker
 
 SHORTLIST_CHUNKS, SHORTLIST_CHUNK_CHARS = 16, 1200
 SHORTLIST_SNIPPETS, SNIPPET_CHARS = 12, 250

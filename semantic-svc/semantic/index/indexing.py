@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 from wisp_text.chunking import chunk_text
 
-from semantic import lexical
-from semantic.embedders import Encoded, Kind
+from semantic.index import lexical
+from semantic.index.vector_store import StoredChunk
 from semantic.kinds import Lexical
+from semantic.models.embedders import Encoded, Kind
 from semantic.runtime import Runtime
-from semantic.vector_store import StoredChunk
 
 
 @dataclass

@@ -2,7 +2,7 @@ import sys
 
 import pytest
 
-from semantic.heap import HeapTrimmer, _malloc_trim
+from semantic.lane.heap import HeapTrimmer, _malloc_trim
 
 
 def test_after_calls_it_trims_at_most_once_an_interval_and_release_always_trims() -> None:

@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from semantic.embedders import _onnx_provider, torch_device
 from semantic.errors import ModelUnavailable
+from semantic.models.embedders import _onnx_provider, torch_device
 
 
 @pytest.fixture

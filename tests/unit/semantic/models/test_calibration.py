@@ -2,9 +2,9 @@
 
 import pytest
 
-from semantic.calibration import QUERY, calibrate, shortlist
-from semantic.embedders import Encoded, Kind
-from semantic.rerankers import Scored
+from semantic.models.calibration import QUERY, calibrate, shortlist
+from semantic.models.embedders import Encoded, Kind
+from semantic.models.rerankers import Scored
 
 
 class Clock:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
-from semantic.batching import ModelLane
 from semantic.errors import Busy
-from semantic.heap import HeapTrimmer
 from semantic.kinds import Depth, Priority
+from semantic.lane.batching import ModelLane
+from semantic.lane.heap import HeapTrimmer
 
 
 class Blocker:

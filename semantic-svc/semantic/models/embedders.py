@@ -194,7 +194,7 @@ def _onnx_files(path: str, settings: Settings, quantized: bool) -> tuple[str, st
     """The folder and ONNX file to load: the configured file if given, else an export cached for this model."""
     if settings.embed_onnx_file:
         return path, settings.embed_onnx_file
-    from semantic.onnx_export import exported_model
+    from semantic.models.onnx_export import exported_model
 
     return exported_model(path, Path(settings.onnx_cache).expanduser(),
                           settings.onnx_quantization if quantized else None)

@@ -1,7 +1,7 @@
 import numpy as np
 
-from semantic.embed_cache import EmbeddingCache
-from semantic.embedders import EncodedText
+from semantic.lane.embed_cache import EmbeddingCache
+from semantic.models.embedders import EncodedText
 
 
 def row(value: float) -> EncodedText:

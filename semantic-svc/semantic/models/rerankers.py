@@ -27,7 +27,8 @@ import numpy as np
 from wisp_text.bm25 import bm25_scores
 
 from semantic.config import Settings
-from semantic.embedders import (
+from semantic.errors import ModelUnavailable
+from semantic.models.embedders import (
     Embedder,
     Encoded,
     Kind,
@@ -35,7 +36,6 @@ from semantic.embedders import (
     torch_device,
     truncated_indices,
 )
-from semantic.errors import ModelUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from semantic.embedders import EncodedText
+from semantic.models.embedders import EncodedText
 
 
 @dataclass(frozen=True)

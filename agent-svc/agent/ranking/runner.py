@@ -35,6 +35,8 @@ SEARXNG_ORDER = "results keep SearXNG's order"  # how a warning says that nothin
 Scores = tuple[float, ...]
 # the candidate pool of a ranked mode: (query, context, upstreams, pool size, ranked source) → the outcome so far
 # and the ranked source's candidates, best first
+# a retrieval mode: the query, the request's context and the upstream clients → the results per bucket
+Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
 Gather = Callable[[SearchQuery, SearchContext, Upstreams, int, str],
                   Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
 

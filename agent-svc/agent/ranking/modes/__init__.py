@@ -9,17 +9,16 @@ names a mode.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.core.context import SearchContext
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.ranking.modes import hybrid, hybrid_vector, keyword, semantic, vector
-from agent.ranking.runner import RankSpec, run_ranked
+from agent.ranking.runner import RankSpec, Run, run_ranked
 from agent.upstream.clients import Upstreams
 
-Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
 Spec = Callable[[Upstreams, SearchQuery], RankSpec]
 
 

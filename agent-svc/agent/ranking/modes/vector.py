@@ -9,7 +9,7 @@ Other sources than web have nothing in the index and come back empty. When the i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.core.context import SearchContext
@@ -19,11 +19,10 @@ from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded
 from agent.ranking.candidates import Candidate
 from agent.ranking.modes import hybrid, keyword
-from agent.ranking.runner import RankSpec, Scored
+from agent.ranking.runner import RankSpec, Run, Scored
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
 
-Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
 COSINE_SPAN = 2.0  # a margin that keeps every result: the floor, not the margin, decides what is an answer
 
 
@@ -40,8 +39,8 @@ class AsGathered:
                             for c in candidates))
 
 
-def indexed_candidate(found: IndexedHit, rank: int, gathered: float | None = None) -> Candidate:
-    return Candidate(found.hit, rank, indexed=found.passage, gathered=found.score if gathered is None else gathered)
+def _indexed_candidate(found: IndexedHit, rank: int) -> Candidate:
+    return Candidate(found.hit, rank, indexed=found.passage, gathered=found.score)
 
 
 async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
@@ -56,7 +55,7 @@ async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size
         warnings.append("the vector index keeps no dates: tbs was not applied")
     if not found:
         warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {up.settings.vector_floor})")
-    candidates = tuple(indexed_candidate(f, rank) for rank, f in enumerate(found, 1))
+    candidates = tuple(_indexed_candidate(f, rank) for rank, f in enumerate(found, 1))
     return SearchOutcome(buckets, tuple(warnings)), candidates
 
 

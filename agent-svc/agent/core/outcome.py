@@ -46,7 +46,7 @@ class ResultDetail:
     """What a ranked mode knows about one result beyond SearXNG's hit."""
 
     score: float  # the model's relevance of its best passage (the index's cosine, the reranker's score)
-    evidence: str  # "page" when its fetched content was scored, "snippet" otherwise
+    evidence: str  # "page" (its fetched content was scored), "index" (the index's chunk) or "snippet"
     passages: tuple[dict[str, Any], ...] = ()
     rank_score: float | None = None  # what the final order sorts by (the mode's fusion), when it is not `score`
 

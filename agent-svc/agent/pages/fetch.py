@@ -73,8 +73,7 @@ class Fetcher:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a malformed URL or Location, a TLS or protocol failure: this page's problem
-            detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            return Fetched(url, current, error=PageError(_kind_of(e, detail), detail), outcome=_outcome_of(e))
+            return _failed(url, current, e)
 
     async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
         """The page, or the Location of a redirect."""
@@ -139,15 +138,14 @@ class _Decoder:
             return self._zlib.decompress(data, limit)
 
 
-def _outcome_of(error: Exception) -> FetchOutcome:
+def _failed(url: str, current: str, error: Exception) -> Fetched:
+    """The fetch that `error` ended: the page's failure kind, and the fetch metric's finer label."""
+    detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    kind: FailureKind
+    outcome: FetchOutcome
     if isinstance(error, httpx.TimeoutException):
-        return "timeout"
-    if isinstance(error, httpx.ConnectError):
-        return "connect_error"
-    return "error"
-
-
-def _kind_of(error: Exception, detail: str) -> FailureKind:
-    if isinstance(error, httpx.TimeoutException):
-        return "timeout"
-    return "tls" if "SSL" in detail or "CERTIFICATE" in detail else "unreachable"
+        kind, outcome = "timeout", "timeout"
+    else:
+        kind = "tls" if "SSL" in detail or "CERTIFICATE" in detail else "unreachable"
+        outcome = "connect_error" if isinstance(error, httpx.ConnectError) else "error"
+    return Fetched(url, current, error=PageError(kind, detail), outcome=outcome)

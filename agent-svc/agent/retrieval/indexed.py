@@ -15,7 +15,6 @@ from wisp_text.chunking import Chunk
 
 from agent.core.context import SearchContext
 from agent.core.hits import Hit
-from agent.core.outcome import ResultDetail
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
 from agent.retrieval.dedupe import dedupe
@@ -31,9 +30,6 @@ class IndexedHit:
     @property
     def score(self) -> float:
         return self.passage.score
-
-    def detail(self) -> ResultDetail:
-        return ResultDetail(self.score, "index", (self.passage.as_json(),))
 
 
 async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limit: int) -> list[IndexedHit]:

@@ -50,7 +50,7 @@ async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size
     buckets = {s.type: [] for s in query.sources}
     warnings = []
     if others := [name for name in buckets if name != DEFAULT_SOURCE]:
-        warnings.append(f"the vector index holds web pages only: {', '.join(others)} came back empty")
+        warnings.append(_web_only(others))
     if query.tbs or any(s.tbs for s in query.sources):
         warnings.append("the vector index keeps no dates: tbs was not applied")
     if not found:
@@ -72,8 +72,7 @@ def keyword_when_unavailable(run: Run) -> Run:
     async def guarded(query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
         if not any(s.type == DEFAULT_SOURCE for s in query.sources):
             names = [s.type for s in query.sources]
-            return SearchOutcome({name: [] for name in names},
-                                 (f"the vector index holds web pages only: {', '.join(names)} came back empty",))
+            return SearchOutcome({name: [] for name in names}, (_web_only(names),))
         try:
             return await run(query, ctx, up)
         except Degraded as e:
@@ -82,3 +81,7 @@ def keyword_when_unavailable(run: Run) -> Run:
                                                 "keyword results from SearXNG instead"))
 
     return guarded
+
+
+def _web_only(sources: list[str]) -> str:
+    return f"the vector index holds web pages only: {', '.join(sources)} came back empty"

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from agent.core.pages import Fetched, Page, PageError
-from agent.pages.fetch import _kind_of
+from agent.pages.fetch import _failed
 from agent.pages.ssrf import Blocked, Unresolvable
 
 URL = "https://a.test/x"
@@ -21,7 +21,8 @@ URL = "https://a.test/x"
     (httpx.InvalidURL("Invalid URL"), "unreachable"),
 ])
 def test_an_exception_while_fetching_is_named_by_its_cause(error: Exception, kind: str) -> None:
-    assert _kind_of(error, f"{type(error).__name__}: {error}") == kind
+    failed = _failed(URL, URL, error)
+    assert failed.error is not None and failed.error.kind == kind
 
 
 def test_the_guard_says_whether_it_refused_or_could_not_resolve() -> None:

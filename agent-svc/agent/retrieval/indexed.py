@@ -1,9 +1,9 @@
 """The vector index as a source of results: the query's nearest chunks in Qdrant (through semantic-svc),
-one result per page with its best chunk, none below the relevance floor.
+one result per page with its best chunk, nothing for a query the index does not answer.
 
 Seed 001: without a floor the top hits of an index enter every query, however off-topic (sqlite.org/about.html
-in shopping queries). VECTOR_FLOOR is the cosine below which a chunk is not an answer (README: its
-calibration on the dev set; recalibrate for another embedder).
+in shopping queries). VECTOR_FLOOR is the cosine a query's best chunk must reach for the index to answer it
+(docs/evaluation.md: its calibration on the dev set; recalibrate for another embedder).
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limi
     with ctx.timings.stage("index"):
         chunks = await up.semantic.index_search(query.query, min(limit * settings.index_chunks_per_result, 100),
                                                 None, ctx.pipeline_remaining_s())
-    if max((float(c["score"]) for c in chunks), default=-1.0) < settings.vector_floor:
-        return []
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
-    best = dedupe((c for c in chunks if admitted.admits(c["url"], None)), lambda c: c["url"])
-    return [_indexed(chunk) for chunk in best[:limit]]
+    kept = [c for c in chunks if admitted.admits(c["url"], None)]
+    if max((float(c["score"]) for c in kept), default=-1.0) < settings.vector_floor:
+        return []
+    return [_indexed(chunk) for chunk in dedupe(kept, lambda c: c["url"])[:limit]]
 
 
 def _indexed(chunk: dict[str, Any]) -> IndexedHit:

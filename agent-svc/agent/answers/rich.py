@@ -78,7 +78,7 @@ async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContex
         return None, None
     value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
                                       up.llm, ctx.llm_remaining_s, query.llm_model)
-    return value, Degradation("output_schema", warning) if warning else None
+    return value, Degradation("output_schema", f"output_schema: {warning}") if warning else None
 
 
 async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext,

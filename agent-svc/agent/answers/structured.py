@@ -19,20 +19,20 @@ MAX_SCHEMA_CHARS = 20_000
 MAX_SCHEMA_DEPTH = 16
 
 
-def checked_schema(schema: Any) -> dict[str, Any]:
-    """The schema if it is a usable JSON Schema; a 400 naming the problem otherwise."""
+def checked_schema(schema: Any, field: str = "output_schema") -> dict[str, Any]:
+    """The schema if it is a usable JSON Schema; a 400 naming the problem (and the request's `field`) otherwise."""
     if not isinstance(schema, dict):
-        raise BadRequest("output_schema must be a JSON Schema object")
+        raise BadRequest(f"{field} must be a JSON Schema object")
     if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
-        raise BadRequest(f"output_schema is larger than {MAX_SCHEMA_CHARS} characters")
+        raise BadRequest(f"{field} is larger than {MAX_SCHEMA_CHARS} characters")
     if _depth(schema) > MAX_SCHEMA_DEPTH:
-        raise BadRequest(f"output_schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        raise BadRequest(f"{field} nests deeper than {MAX_SCHEMA_DEPTH} levels")
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.SchemaError as e:
-        raise BadRequest(f"output_schema is not a valid JSON Schema: {e.message}") from None
+        raise BadRequest(f"{field} is not a valid JSON Schema: {e.message}") from None
     except Exception as e:  # jsonschema on a hostile schema (`"$schema": []`): a bad schema all the same
-        raise BadRequest(f"output_schema is not a valid JSON Schema ({type(e).__name__})") from None
+        raise BadRequest(f"{field} is not a valid JSON Schema ({type(e).__name__})") from None
     return schema
 
 
@@ -47,13 +47,13 @@ async def structured(question: str, packed: Sequence[Passage], schema: dict[str,
         try:
             reply = await llm.complete(chat, remaining_s(), schema=schema, model=model)
         except LLMUnavailable as e:
-            return None, f"output_schema: {e}"
+            return None, str(e)
         value, problem = _validated(reply.text, schema)
         if problem is None:
             return value, None
         chat += [{"role": "assistant", "content": reply.text},
                   {"role": "user", "content": f"That reply is invalid: {problem}. Reply with corrected JSON only."}]
-    return None, f"output_schema: the LLM's JSON did not validate after one repair ({problem})"
+    return None, f"the LLM's JSON did not validate after one repair ({problem})"
 
 
 def _validated(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
@@ -61,13 +61,19 @@ def _validated(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
         value = json.loads(text)
     except json.JSONDecodeError as e:
         return None, f"not JSON ({e.msg})"
+    problem = schema_problem(value, schema)
+    return (None, problem) if problem else (value, None)
+
+
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """Why `value` does not validate against `schema`; None when it does."""
     try:
         jsonschema.validate(value, schema)
     except jsonschema.ValidationError as e:
-        return None, e.message[:300]
+        return e.message[:300]
     except Exception as e:  # an unresolvable $ref, found only when validating
-        return None, f"the schema cannot be applied ({type(e).__name__})"
-    return value, None
+        return f"the schema cannot be applied ({type(e).__name__})"
+    return None
 
 
 def _depth(value: Any, level: int = 0) -> int:

@@ -7,10 +7,10 @@ that no client loops on an empty page pointing at itself.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from agent.core.dates import iso_utc
 from agent.errors import BadRequest
 from agent.index.crawl.jobs import FAILED, Counts, Job
 
@@ -71,6 +71,4 @@ def errors_body(job_id: str, errors: list[dict[str, Any]], robots_blocked: list[
 
 
 def _iso(epoch: float | None) -> str | None:
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return None if epoch is None else iso_utc(epoch)

@@ -14,3 +14,8 @@ def parse_iso(text: object) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def iso_utc(epoch: float) -> str:
+    """A time.time() value as Firecrawl writes times: ISO-8601 in UTC, to the millisecond, with a `Z`."""
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

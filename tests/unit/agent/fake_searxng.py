@@ -111,7 +111,7 @@ class FakeWeb:
     def __init__(self, pages: dict[str, str]) -> None:
         self.pages = pages
 
-    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
         if url not in self.pages:
             return Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
         return Fetched(url, url, 200, "text/html", self.pages[url].encode())

@@ -1,0 +1,108 @@
+"""The extract jobs of this process: each runs in the background, is polled by id, and is forgotten
+EXTRACT_TTL_S after it started (its `expiresAt`).
+
+Kept in memory rather than in the crawls' SQLite store: an extraction lasts seconds to minutes and leaves
+nothing worth resuming (reading its pages again takes less than a restart), so a restart forgets the jobs and
+their ids answer 404. Bounded: at most EXTRACT_MAX_JOBS are kept, a finished one making room for a new one
+(the oldest first); when they are all unfinished a new one is a 429. EXTRACT_MAX_RUNNING run at once; the
+others wait, reported as processing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from wisp_obs.requests import request_id
+
+from agent.errors import WispError
+from agent.index.crawl.manager import JobNotFound
+from agent.search.extract import ExtractJob, ExtractResult, run_extract
+from agent.services import Services
+
+log = logging.getLogger(__name__)
+PROCESSING, COMPLETED, FAILED = "processing", "completed", "failed"
+
+Runner = Callable[[ExtractJob], Awaitable[ExtractResult]]
+
+
+def extract_jobs(services: Services) -> ExtractJobs:
+    """The process's extract jobs, running on its services, bounded as the settings say."""
+    settings = services.settings
+    return ExtractJobs(lambda job: run_extract(job, services), settings.extract_max_jobs,
+                       settings.extract_max_running, settings.extract_ttl_s)
+
+
+class TooManyExtracts(WispError):
+    status = 429
+    code = "TOO_MANY_EXTRACTS"
+
+
+@dataclass(frozen=True)
+class ExtractRecord:
+    id: str
+    job: ExtractJob
+    expires: float  # time.time() when it is forgotten
+    status: str = PROCESSING
+    result: ExtractResult | None = None
+
+
+class ExtractJobs:
+    def __init__(self, run: Runner, max_jobs: int, max_running: int, ttl_s: float,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._run, self._max_jobs, self._ttl_s, self._clock = run, max_jobs, ttl_s, clock
+        self._records: dict[str, ExtractRecord] = {}  # oldest first
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running = asyncio.Semaphore(max_running)
+
+    def start(self, job: ExtractJob) -> str:
+        """The new job's id; it runs in the background. TooManyExtracts when no room is left."""
+        self._make_room()
+        job_id = request_id()  # the id of the request that started it, so that its log lines name the job
+        self._records[job_id] = ExtractRecord(job_id, job, self._clock() + self._ttl_s)
+        task = asyncio.create_task(self._finish(job_id, job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return job_id
+
+    def get(self, job_id: str) -> ExtractRecord:
+        """The job's record; JobNotFound when it never was, or has expired."""
+        self._forget_expired()
+        record = self._records.get(job_id)
+        if record is None:
+            raise JobNotFound("Extract job not found")
+        return record
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _finish(self, job_id: str, job: ExtractJob) -> None:
+        async with self._running:
+            try:
+                result = await self._run(job)
+            except Exception as e:  # a bug must fail the job, not leave it processing forever
+                log.exception("extract job %s raised", job_id)
+                result = ExtractResult(error=f"Internal error ({type(e).__name__}); the details are in agent-svc's "
+                                             "log")
+        if (record := self._records.get(job_id)) is not None:
+            self._records[job_id] = replace(record, status=FAILED if result.error else COMPLETED, result=result)
+
+    def _make_room(self) -> None:
+        self._forget_expired()
+        if len(self._records) < self._max_jobs:
+            return
+        finished = next((i for i, r in self._records.items() if r.status != PROCESSING), None)
+        if finished is None:
+            raise TooManyExtracts(f"{self._max_jobs} extractions are unfinished (EXTRACT_MAX_JOBS): retry when one "
+                                  "has finished")
+        del self._records[finished]
+
+    def _forget_expired(self) -> None:
+        now = self._clock()
+        for job_id in [i for i, r in self._records.items() if r.expires <= now]:
+            del self._records[job_id]

@@ -1,0 +1,115 @@
+"""The extract jobs' store: a job runs in the background and its record moves processing → completed | failed;
+records expire after their TTL; the store is bounded (finished records make room, unfinished ones a 429), and
+at most max_running jobs run at once."""
+
+import asyncio
+
+import pytest
+
+from agent.index.crawl.manager import JobNotFound
+from agent.search.extract import ExtractJob, ExtractResult
+from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractJobs, TooManyExtracts
+
+JOB = ExtractJob(("https://a.test/",), (), "p", None)
+DONE = ExtractResult({"ok": True})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Runner:
+    """Runs each job once its gate opens: a result, or the exception it was given."""
+
+    def __init__(self, outcome: ExtractResult | Exception = DONE) -> None:
+        self.outcome, self.gate, self.running, self.most = outcome, asyncio.Event(), 0, 0
+
+    async def __call__(self, job: ExtractJob) -> ExtractResult:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await self.gate.wait()
+        self.running -= 1
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+async def settled() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+def test_a_job_is_processing_then_completed_with_its_result() -> None:
+    async def scenario() -> None:
+        runner, clock = Runner(), Clock()
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, clock=clock)
+        job_id = jobs.start(JOB)
+        assert jobs.get(job_id).status == PROCESSING and jobs.get(job_id).expires == 1060.0
+        runner.gate.set()
+        await settled()
+        record = jobs.get(job_id)
+        assert record.status == COMPLETED and record.result.data == {"ok": True} and record.job == JOB
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(("outcome", "error"), [
+    (ExtractResult(error="no valid JSON came out of the pages"), "no valid JSON came out of the pages"),
+    (KeyError("bug"), "Internal error (KeyError); the details are in agent-svc's log"),
+])
+def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str) -> None:
+    async def scenario() -> None:
+        runner = Runner(outcome)
+        runner.gate.set()
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60)
+        job_id = jobs.start(JOB)
+        await settled()
+        record = jobs.get(job_id)
+        assert record.status == FAILED and record.result.error == error
+    asyncio.run(scenario())
+
+
+def test_an_unknown_or_expired_job_is_not_found() -> None:
+    async def scenario() -> None:
+        clock = Clock()
+        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, clock=clock)
+        job_id = jobs.start(JOB)
+        with pytest.raises(JobNotFound, match="Extract job not found"):
+            jobs.get("nope")
+        clock.now += 61
+        with pytest.raises(JobNotFound):
+            jobs.get(job_id)
+        await jobs.close()
+    asyncio.run(scenario())
+
+
+def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
+    async def scenario() -> None:
+        runner = Runner()
+        jobs = ExtractJobs(runner, max_jobs=2, max_running=2, ttl_s=60)
+        first, second = jobs.start(JOB), jobs.start(JOB)
+        with pytest.raises(TooManyExtracts, match="2 extractions are unfinished"):
+            jobs.start(JOB)
+        runner.gate.set()
+        await settled()
+        third = jobs.start(JOB)
+        with pytest.raises(JobNotFound):
+            jobs.get(first)  # the oldest finished one made room
+        assert jobs.get(second).status == COMPLETED and jobs.get(third)
+        await jobs.close()
+    asyncio.run(scenario())
+
+
+def test_at_most_max_running_run_at_once_and_close_cancels_them() -> None:
+    async def scenario() -> None:
+        runner = Runner()
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60)
+        ids = [jobs.start(JOB) for _ in range(4)]
+        await settled()
+        assert runner.most == 2 and all(jobs.get(i).status == PROCESSING for i in ids)
+        await jobs.close()
+        assert runner.running == 2  # cancelled where they waited, never finished
+    asyncio.run(scenario())

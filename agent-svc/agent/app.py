@@ -16,7 +16,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import crawl_routes, index_routes, scrape_routes
+from agent.api import crawl_routes, extract_routes, index_routes, scrape_routes
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
@@ -33,6 +33,7 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
+from agent.search.extract_jobs import extract_jobs
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.clients import Upstreams
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             store = JobStore(settings.crawl_db)
             app.state.crawls = crawls = Crawls(services.crawl_tools(), store)
             await crawls.resume()
+            app.state.extracts = extracts = extract_jobs(services)
             checking = asyncio.create_task(log_model_costs(semantic))
             try:
                 async with mcp.session_manager.run():
@@ -83,6 +85,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 checking.cancel()
                 await asyncio.gather(checking, return_exceptions=True)
                 await crawls.stop()
+                await extracts.close()
                 await services.ingest.stop()
                 store.close()
                 await pool.close()
@@ -106,6 +109,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(v1_response(outcome))
 
     app.include_router(crawl_routes.router)
+    app.include_router(extract_routes.router)
     app.include_router(index_routes.router)
     app.include_router(scrape_routes.router)
 

@@ -151,6 +151,20 @@ class Settings(BaseSettings):
     # /v2/scrape and /v1/scrape
     scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
                                     "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
+    # /v2/extract and /v1/extract
+    extract_max_urls: int = Field(10, ge=1, le=1000, description="Most `urls` of one extraction (Firecrawl's bound)")
+    extract_site_pages: int = Field(10, ge=1, le=1000, description="Pages read of a site named with a trailing /* "
+                                    "(its sitemap, then the seed's links; `limit` may ask for fewer)")
+    extract_web_results: int = Field(5, ge=1, le=20, description="Search results read when `enableWebSearch` is set "
+                                     "or no URL is given")
+    extract_timeout_s: float = Field(180.0, gt=0, le=3600, description="Deadline of one extraction: pages and LLM "
+                                     "together (a request's `timeout` may ask for less)")
+    extract_ttl_s: float = Field(86_400.0, gt=0, description="How long an extraction's status and data are kept "
+                                 "(its expiresAt), in memory: a restart forgets them")
+    extract_max_jobs: int = Field(100, ge=1, le=100_000, description="Extractions kept at once; when all are "
+                                  "unfinished a new one is a 429")
+    extract_max_running: int = Field(2, ge=1, le=32, description="Extractions running at once; the others wait "
+                                     "(processing)")
     # observability
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
@@ -162,8 +176,8 @@ class Settings(BaseSettings):
     rate_limit_per_min: int = Field(0, ge=0, description="POST requests per minute of one key (of one client "
                                     "address when keyless); 0: no limit")
     ranked_concurrency_per_key: int = Field(0, ge=0, description="Costly requests (modes other than keyword, "
-                                            "rerank, rich, scrapeOptions formats, /v2/similar, scrapes) one key (or "
-                                            "address) may have in flight; 0: no cap")
+                                            "rerank, rich, scrapeOptions formats, /v2/similar, scrapes, extractions) "
+                                            "one key (or address) may have in flight; 0: no cap")
     # MCP server (/mcp)
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")

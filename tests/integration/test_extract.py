@@ -1,7 +1,8 @@
 """POST /v2/extract and /v1/extract end to end: real searx, the offline web, agent-svc, and through the real
-clients (firecrawl-py v2 sync and async, its v1 client, firecrawl-js). An OpenAI-compatible stub whose replies
-are predictable (tests/fixtures/llm_stub.py: the JSON of the pages it was shown, or garbage) shows which pages
-were read and how the answers were merged; one test runs the real LLM of the tests (SmolLM2-135M on llama.cpp)."""
+clients (firecrawl-py v2 sync and async, its v1 client, firecrawl-js, LangChain's FireCrawlLoader). An
+OpenAI-compatible stub whose replies are predictable (tests/fixtures/llm_stub.py: the JSON of the pages it was
+shown, or garbage) shows which pages were read and how the answers were merged; one test runs the real LLM of
+the tests (SmolLM2-135M on llama.cpp)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,17 @@ def test_js_sdk_extract_and_the_two_steps(extract_agents: dict[str, str], web: s
     assert read_urls(waited["result"]["data"]) == [f"{web}/wal.html"]
     assert started["ok"] and started["result"]["success"] and status["ok"]
     assert status["result"]["status"] in ("processing", "completed")
+
+
+def test_langchains_firecrawl_loader_in_extract_mode(extract_agents: dict[str, str], web: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    loaders = pytest.importorskip("langchain_community.document_loaders",
+                                  reason="langchain-community is in tests/requirements.txt")
+    monkeypatch.setenv("FIRECRAWL_API_KEY", "any")  # the loader insists on a key; Wisp without API_KEYS takes any
+    loader = loaders.FireCrawlLoader(url=f"{web}/wal.html", api_url=extract_agents["pages"], mode="extract",
+                                     params={"prompt": PROMPT, "schema": PAGES_SCHEMA, "poll_interval": 1})
+    [doc] = loader.load()  # the loader keeps str() of firecrawl-py's ExtractResponse
+    assert "status='completed'" in doc.page_content and f"'url': '{web}/wal.html'" in doc.page_content
 
 
 def test_an_llm_that_writes_garbage_fails_the_job_with_the_cause(extract_agents: dict[str, str], web: str) -> None:

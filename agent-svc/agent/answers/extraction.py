@@ -24,6 +24,7 @@ from agent.upstream.llm import LLMClient
 AT_ONCE = 2  # batches sent to the LLM server together: a CPU server answers one at a time anyway
 ANY_OBJECT: dict[str, Any] = {"type": "object"}  # a prompt without a schema still asks for a JSON object
 SCHEMA_ONLY_PROMPT = "Extract the data that the JSON Schema describes."
+NO_PROMPT = "Extract the main facts of these pages as a JSON object."  # urls alone, as Firecrawl accepts
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,8 @@ async def extract_data(prompt: str | None, schema: dict[str, Any] | None, system
                        pages: Sequence[PageText], budget_chars: int, llm: LLMClient,
                        remaining_s: Callable[[], float]) -> ExtractedData:
     """What the LLM read in `pages`, as one value valid against `schema` (any JSON object without one)."""
+    question = prompt or (SCHEMA_ONLY_PROMPT if schema else NO_PROMPT)
     schema = schema or ANY_OBJECT
-    question = prompt or SCHEMA_ONLY_PROMPT
     groups = batches(pages, budget_chars)
     at_once = asyncio.Semaphore(AT_ONCE)
 

@@ -71,7 +71,7 @@ class ExtractRequest(BaseModel):
             timeout_s=min(self.timeout / 1000, settings.extract_timeout_s) if self.timeout
             else settings.extract_timeout_s,
             show_sources=bool(self.showSources or self.experimental_show_sources),
-            warnings=(f"agent {self.agent} is not supported: the extraction ran without one",) if self.agent else ())
+            warnings=("`agent` is not supported: the extraction ran without one",) if self.agent else ())
         return job, invalid
 
     def _checked(self, urls: list[str]) -> tuple[list[str], list[str]]:

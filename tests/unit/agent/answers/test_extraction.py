@@ -85,6 +85,14 @@ def test_a_prompt_alone_asks_for_any_json_object() -> None:
     assert llm.requests[0]["response_format"] == {"type": "json_object", "schema": ANY_OBJECT}
 
 
+@pytest.mark.parametrize(("schema", "asked"), [(SCHEMA, "the JSON Schema describes"), (None, "as a JSON object")])
+def test_without_a_prompt_the_question_says_what_to_extract(schema: dict | None, asked: str) -> None:
+    llm = FakeLLM('{"name": "Ada"}')
+    run(llm, pages("x"), schema=schema, prompt=None)
+    assert "Question: Extract the" in llm.requests[0]["messages"][-1]["content"]
+    assert asked in llm.requests[0]["messages"][-1]["content"]
+
+
 def test_invalid_json_is_repaired_once() -> None:
     llm = FakeLLM('{"tags": []}', '{"name": "Ada"}')
     assert run(llm, pages("x")).value == {"name": "Ada"}

@@ -30,6 +30,7 @@ from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.pages.extract import outline
+from agent.pages.workers import WorkerDied
 from agent.retrieval.searxng_results import PagePolicy, retrieve
 from agent.retrieval.translation import ResultFilter, SourcePlan
 from agent.services import Services
@@ -79,7 +80,8 @@ class _Run:
 
     job: MapJob
     services: Services
-    deadline: float
+    deadline: float  # the sources' (time.monotonic())
+    ends: float  # the request's timeout: the ordering by `search` may take what the sources left of it
     scope: Scope
     robots: RobotsCache
     gate: HostGate
@@ -91,9 +93,10 @@ class _Run:
 async def map_site(job: MapJob, services: Services) -> SiteMap:
     """The site's links within `job`'s scope, ordered and cut at its limit; never more than its timeout."""
     settings = services.settings
-    deadline = time.monotonic() + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1)
+    started = time.monotonic()
     options = CrawlOptions(seeds=(job.url,), limit=job.limit, subdomains=job.subdomains, ignore_query=job.ignore_query)
-    run = _Run(job, services, deadline, Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
+    run = _Run(job, services, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
+               Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
                HostGate(settings.crawl_host_concurrency))
     found, unfinished = await _gathered(run, settings.map_max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
@@ -102,7 +105,8 @@ async def map_site(job: MapJob, services: Services) -> SiteMap:
                         "answered; the links are what had arrived")
     links = _merged(found, run.scope, job.ignore_query)
     if job.search:
-        links = ranked(links, job.search)
+        links, unordered = await _ordered(run, links, job.search)
+        warnings += unordered
     links = links[:job.limit]
     if len(links) <= 1 < job.limit and urlsplit(job.url).path not in ("", "/"):
         parts = urlsplit(job.url)
@@ -116,6 +120,17 @@ def ranked(links: list[MapLink], search: str) -> list[MapLink]:
     order, so links without a match follow in the order they had."""
     scores = bm25_scores(search, [f"{link.url} {link.title or ''} {link.description or ''}" for link in links])
     return [links[i] for i in sorted(range(len(links)), key=lambda i: -scores[i])]
+
+
+async def _ordered(run: _Run, links: list[MapLink], search: str) -> tuple[list[MapLink], list[str]]:
+    """`links` ranked for `search` in the worker pool (100,000 links take about 3 s of CPU); in their sources'
+    order, and a warning, when the request's timeout comes first or the worker dies."""
+    try:
+        async with asyncio.timeout_at(run.ends):
+            return await run.services.cpu_pool.run(ranked, links, search), []
+    except (TimeoutError, WorkerDied) as e:
+        why = f"the worker died: {e}" if isinstance(e, WorkerDied) else "the timeout came first"
+        return links, [f"the links are in their sources' order, not ordered by the search ({why})"]
 
 
 async def _gathered(run: _Run, max_pages: int) -> tuple[list[_Found], list[str]]:

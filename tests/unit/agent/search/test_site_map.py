@@ -163,3 +163,28 @@ def test_one_result_on_a_path_suggests_the_base_domain_as_firecrawl_does() -> No
     assert urls(site_map) == [SEED]
     assert site_map.warnings == ["Only 1 result(s) found. For broader coverage, try mapping the base domain: "
                                  "https://docs.test"]
+
+
+def test_map_max_pages_bounds_the_pages_read_for_links() -> None:
+    site = Site(PAGES)
+    services = replaced(FakeSearxng(total=0).services(map_max_pages=1), fetcher=site)
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx([]).handle)), 5.0)
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client)))
+    assert "https://docs.test/guide/checkpoint.html" in urls(site_map)  # listed by the seed, not read
+    assert "https://docs.test/guide/vacuum.html" not in urls(site_map)
+    assert [u for u in site.asked if u.endswith(".html")] == []
+
+
+def test_a_search_the_timeout_cuts_short_keeps_the_sources_order() -> None:
+    class SlowPool:
+        async def run(self, fn: Any, *args: Any) -> Any:
+            if fn is ranked:
+                await asyncio.sleep(5)
+            return fn(*args)
+
+    services = replaced(FakeSearxng(total=0).services(), fetcher=Site(PAGES), cpu_pool=SlowPool())
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx(HITS).handle)),
+                           5.0)
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 1.0, "vacuum"), replaced(services, searxng=client)))
+    assert urls(site_map)[0] == SEED and site_map.warnings == [
+        "the links are in their sources' order, not ordered by the search (the timeout came first)"]

@@ -115,19 +115,24 @@ async def map_site(job: MapJob, services: Services) -> SiteMap:
     return SiteMap(links, warnings)
 
 
-def ranked(links: list[MapLink], search: str) -> list[MapLink]:
-    """`links` best first for `search` by BM25 over their URL's words, title and description; ties keep their
-    order, so links without a match follow in the order they had."""
-    scores = bm25_scores(search, [f"{link.url} {link.title or ''} {link.description or ''}" for link in links])
+def searched_text(link: MapLink) -> str:
+    """What a map's `search` is matched against: the link's URL (its words), title and description."""
+    return f"{link.url} {link.title or ''} {link.description or ''}"
+
+
+def ranked(links: list[MapLink], scores: list[float]) -> list[MapLink]:
+    """`links` best first by their `scores`; ties keep their order, so links without a match follow in the
+    order they had."""
     return [links[i] for i in sorted(range(len(links)), key=lambda i: -scores[i])]
 
 
 async def _ordered(run: _Run, links: list[MapLink], search: str) -> tuple[list[MapLink], list[str]]:
-    """`links` ranked for `search` in the worker pool (100,000 links take about 3 s of CPU); in their sources'
-    order, and a warning, when the request's timeout comes first or the worker dies."""
+    """`links` ranked by BM25 for `search`, scored in the worker pool (100,000 links take about 3 s of CPU); in
+    their sources' order, and a warning, when the request's timeout comes first or the worker dies."""
     try:
         async with asyncio.timeout_at(run.ends):
-            return await run.services.cpu_pool.run(ranked, links, search), []
+            scores = await run.services.cpu_pool.run(bm25_scores, search, [searched_text(link) for link in links])
+            return ranked(links, scores), []
     except (TimeoutError, WorkerDied) as e:
         why = f"the worker died: {e}" if isinstance(e, WorkerDied) else "the timeout came first"
         return links, [f"the links are in their sources' order, not ordered by the search ({why})"]

@@ -7,9 +7,10 @@ import time
 from typing import Any
 
 import httpx
+from wisp_text.bm25 import bm25_scores
 
 from agent.core.pages import Fetched, PageError
-from agent.search.site_map import MapJob, MapLink, SiteMap, map_site, ranked
+from agent.search.site_map import MapJob, MapLink, SiteMap, map_site, ranked, searched_text
 from agent.upstream.searxng import SearxngClient
 
 from ..fake_searxng import FakeSearxng, replaced
@@ -133,8 +134,9 @@ def test_search_orders_by_bm25_over_url_title_and_description() -> None:
     assert urls(site_map)[0] == "https://docs.test/guide/backup.html"  # its description matches
     assert urls(mapped(search="vacuum"))[0] == "https://docs.test/guide/vacuum.html"  # its URL does
     links = [MapLink("https://a.test/1"), MapLink("https://a.test/2", "Backup"), MapLink("https://a.test/3")]
-    assert [link.url for link in ranked(links, "backup")] == ["https://a.test/2", "https://a.test/1",
-                                                                "https://a.test/3"]  # the rest keep their order
+    scores = bm25_scores("backup", [searched_text(link) for link in links])
+    assert [link.url for link in ranked(links, scores)] == ["https://a.test/2", "https://a.test/1",
+                                                            "https://a.test/3"]  # the rest keep their order
 
 
 def test_the_limit_cuts_after_ordering() -> None:
@@ -178,7 +180,7 @@ def test_map_max_pages_bounds_the_pages_read_for_links() -> None:
 def test_a_search_the_timeout_cuts_short_keeps_the_sources_order() -> None:
     class SlowPool:
         async def run(self, fn: Any, *args: Any) -> Any:
-            if fn is ranked:
+            if fn is bm25_scores:
                 await asyncio.sleep(5)
             return fn(*args)
 

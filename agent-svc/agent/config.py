@@ -165,6 +165,11 @@ class Settings(BaseSettings):
                                   "unfinished a new one is a 429")
     extract_max_running: int = Field(2, ge=1, le=32, description="Extractions running at once; the others wait "
                                      "(processing)")
+    # /v2/map and /v1/map
+    map_timeout_s: float = Field(10.0, gt=0, le=300, description="Deadline of a map that names no `timeout`: "
+                                 "what the sources gave by then is the map")
+    map_max_pages: int = Field(10, ge=1, le=100, description="Pages a map fetches for their links: the seed and "
+                               "the first pages it links to")
     # observability
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "

@@ -17,6 +17,8 @@ STOPWORDS = frozenset((
 ))
 TIME_RANGES = {"day": 1, "week": 7, "month": 31, "year": 366}
 _OPERATOR = re.compile(r"(?<!\S)(-?)(site|filetype):(\S+)", re.IGNORECASE)
+# results are served at http://<loopback address>/<host>/<path>: a site: naming that address means the host after it
+_OWN_ADDRESS = re.compile(r"^(https?://)?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?(/|$)", re.IGNORECASE)
 _COLUMN_WEIGHTS = "0, 10.0, 4.0, 1.0"  # url, title, heads, body
 
 
@@ -39,7 +41,7 @@ def parse_query(q: str, honour_operators: bool = True) -> ParsedQuery:
             if op.lower() == "filetype":
                 filetype = value.lower().lstrip(".")
             else:
-                (excluded if negated else sites).append(value.lower())
+                (excluded if negated else sites).append(_OWN_ADDRESS.sub("", value.lower()).rstrip("/"))
         q = _OPERATOR.sub(" ", q)
     # "OR" only joins site: operators; every term is already OR-ed below
     terms = [t for t in re.findall(r"\w+", q.lower()) if t not in STOPWORDS]
@@ -64,9 +66,10 @@ class SearchEngine:
     ) -> list[dict]:
         """Results of one page, best first: dicts with url (host/path), title, content, score, published."""
         parsed = parse_query(q, honour_operators)
-        if not parsed.terms:
-            return []
         where, args = self._filters(parsed, category, time_range, today or date.today())
+        if not parsed.terms:
+            # a bare site: query lists that site's pages, as real engines do
+            return self._listing(where, args, pageno) if parsed.sites and category == "general" else []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in parsed.terms)
         offset = (max(pageno, 1) - 1) * PAGE_SIZE
         if category == "images":
@@ -94,6 +97,15 @@ class SearchEngine:
             {"url": page, "title": alt, "content": "", "img": src, "resolution": f"{w} x {h}", "score": round(-s, 3)}
             for page, src, alt, w, h, s in rows
         ]
+
+    def _listing(self, where: str, args: list, pageno: int) -> list[dict]:
+        offset = (max(pageno, 1) - 1) * PAGE_SIZE
+        sql = (f"SELECT url, title, snippet, published FROM pages WHERE 1 {where} ORDER BY url "
+               f"LIMIT {PAGE_SIZE} OFFSET {offset}")
+        with self._lock:
+            rows = self._db.execute(sql, args).fetchall()
+        return [{"url": url, "title": title, "content": snippet, "score": 0.0, "published": published or None}
+                for url, title, snippet, published in rows]
 
     @staticmethod
     def _filters(parsed: ParsedQuery, category: str, time_range: str | None, today: date) -> tuple[str, list]:

@@ -66,6 +66,20 @@ def extract(fetched: Fetched, main_only: bool = True, document: bool = False) ->
     return _from_html(fetched.final_url, text, main_only, document)
 
 
+def outline(fetched: Fetched) -> Extracted:
+    """A successful fetch's title, description and links, without its text: what a map reads of a page, a
+    fraction of extracting the main content. Raises ExtractionFailed on HTML that does not parse."""
+    if _is_pdf(fetched) or fetched.content_type == "text/plain":
+        return Extracted(fetched.final_url, "")
+    tree = load_html(decode(fetched.body, fetched.charset))
+    if tree is None:
+        raise ExtractionFailed("the page is not parseable HTML")
+    metadata = trafilatura.extract_metadata(tree, default_url=fetched.final_url)
+    return Extracted(fetched.final_url, "", title=(metadata.title if metadata else "") or "",
+                     description=(metadata.description if metadata else "") or "",
+                     links=_links(fetched.final_url, tree.xpath("//a/@href")))
+
+
 def cut(fetched: Fetched, max_bytes: int) -> bytes:
     """The first `max_bytes` of an HTML or text body; a PDF whole, since a cut one cannot be read."""
     return fetched.body if _is_pdf(fetched) else fetched.body[:max_bytes]

@@ -70,3 +70,12 @@ def test_index_key_follows_versions_and_sites() -> None:
     key = index_key("a\tb\tc\n", {"p": "1"})
     assert key == index_key("a\tb\tc\n", {"p": "1"})
     assert key != index_key("a\tb\tc\n", {"p": "2"}) and key != index_key("a\tb\td\n", {"p": "1"})
+
+
+def test_a_bare_site_query_lists_the_sites_pages_also_by_the_offline_webs_own_address(corpus) -> None:
+    engine = SearchEngine(corpus[2])
+    listed = [r["url"] for r in engine.search("site:www.alpha.org")]
+    assert listed and listed == sorted(listed) and all(u.startswith("www.alpha.org/") for u in listed)
+    assert [r["url"] for r in engine.search("site:http://127.0.0.1:8899/www.alpha.org/")] == listed
+    assert parse_query("site:127.0.0.1:8899/beta.dev/docs").sites == ["beta.dev/docs"]
+    assert engine.search("site:www.alpha.org", category="news") == [] and engine.search("") == []

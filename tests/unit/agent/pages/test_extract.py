@@ -1,7 +1,7 @@
 import pytest
 
 from agent.core.pages import Extraction, Fetched
-from agent.pages.extract import ExtractionFailed, cut, decode, extract, extract_page
+from agent.pages.extract import ExtractionFailed, cut, decode, extract, extract_page, outline
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
 <meta name="description" content="How WAL works."><meta name="date" content="2022-11-16"></head>
@@ -29,6 +29,15 @@ def test_main_content_as_markdown_with_metadata_and_links() -> None:
     assert page.links == ["https://www.sqlite.org/", "https://www.sqlite.org/docs",
                           "https://www.sqlite.org/pragma.html", "https://example.org/x"]
     assert page.html and "<p>" in page.html and page.raw_html.startswith("<html")
+
+
+def test_an_outline_is_the_title_description_and_links_without_the_text() -> None:
+    page = outline(fetched(ARTICLE.encode()))
+    assert page.title == "Write-Ahead Logging" and page.description == "How WAL works." and page.markdown == ""
+    assert page.links == extract(fetched(ARTICLE.encode())).links
+    assert outline(fetched(b"just text", "text/plain")).links == []
+    with pytest.raises(ExtractionFailed):
+        outline(fetched(b""))
 
 
 def test_the_whole_body_when_main_content_is_not_asked() -> None:

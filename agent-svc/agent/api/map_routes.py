@@ -1,0 +1,29 @@
+"""HTTP routes of Firecrawl's map API (v2, and v1's request and answer): parse, map the site, shape the links."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from agent.api.admission import admit_costly
+from agent.api.firecrawl import read_request
+from agent.api.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
+from agent.search.site_map import map_site
+
+router = APIRouter()
+
+
+@router.post("/v2/map")
+async def map_v2(request: Request) -> JSONResponse:
+    body = await read_request(request, MapRequest)
+    admit_costly(request)  # pages fetched and read in the worker pool, sitemaps, SearXNG: seconds
+    services = request.app.state.services
+    return JSONResponse(v2_body(await map_site(body.to_job(services.settings), services)))
+
+
+@router.post("/v1/map")
+async def map_v1(request: Request) -> JSONResponse:
+    body = await read_request(request, V1MapRequest)
+    admit_costly(request)
+    services = request.app.state.services
+    return JSONResponse(v1_body(await map_site(body.to_job(services.settings), services)))

@@ -1,0 +1,192 @@
+"""A map of one site (search/site_map.py) from its sitemaps, its pages' links and SearXNG's site: results: the
+scope, one entry per page, the order with and without `search`, the limit and the deadline. The offline web and
+the real SDKs: tests/integration/test_map.py."""
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+from wisp_text.bm25 import bm25_scores
+
+from agent.core.pages import Fetched, PageError
+from agent.search.site_map import MapJob, MapLink, SiteMap, map_site, ranked, searched_text
+from agent.upstream.searxng import SearxngClient
+
+from ..fake_searxng import FakeSearxng, replaced
+
+SEED = "https://docs.test/guide/"
+ROBOTS = "User-agent: *\nDisallow: /guide/private.html\nSitemap: https://docs.test/maps/sitemap.xml\n"
+SITEMAP = ("<?xml version='1.0'?><urlset>" + "".join(f"<url><loc>{u}</loc></url>" for u in [
+    "https://docs.test/guide/install.html", "https://docs.test/guide/config.html?lang=en",
+    "https://docs.test/elsewhere/page.html", "https://other.test/guide/x.html", "https://docs.test/guide/logo.png",
+]) + "</urlset>")
+
+
+def html(title: str, *links: str, description: str = "") -> str:
+    meta = f"<meta name='description' content='{description}'>" if description else ""
+    anchors = "".join(f"<a href='{link}'>{link}</a>" for link in links)
+    return f"<html><head><title>{title}</title>{meta}</head><body><p>{title} text.</p>{anchors}</body></html>"
+
+
+PAGES = {
+    "https://docs.test/robots.txt": ("text/plain", ROBOTS),
+    "https://docs.test/maps/sitemap.xml": ("application/xml", SITEMAP),
+    SEED: ("text/html", html("The Guide", "checkpoint.html", "config.html?lang=de", "install.html#top",
+                             "https://api.docs.test/guide/rest.html", "private.html", "/blog/news.html",
+                             description="Everything about the tool")),
+    "https://docs.test/guide/checkpoint.html": ("text/html", html("Checkpoints", "vacuum.html")),
+    "https://docs.test/guide/private.html": ("text/html", html("Private", "secret.html")),
+}
+HITS = [("https://docs.test/guide/backup.html", "Online backup", "How to copy a live database"),
+        ("https://docs.test/guide/install.html", "Installing", "Get the tool running"),
+        ("https://docs.test/blog/launch.html", "Launch", "")]
+
+
+class Site:
+    """The Fetcher's interface over a dict of URL → (content type, body); every other URL is a 404."""
+
+    def __init__(self, pages: dict[str, tuple[str, str]], delay_s: float = 0.0) -> None:
+        self.pages, self.delay_s = pages, delay_s
+        self.asked: list[str] = []
+
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+        self.asked.append(url)
+        await asyncio.sleep(self.delay_s)
+        if url not in self.pages:
+            return Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
+        content_type, body = self.pages[url]
+        return Fetched(url, url, 200, content_type, body.encode())
+
+
+class Searx:
+    """SearXNG answering `hits` on page 1, after `delay_s`."""
+
+    def __init__(self, hits: list[tuple[str, str, str]], delay_s: float = 0.0) -> None:
+        self.hits, self.delay_s = hits, delay_s
+        self.queries: list[str] = []
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.queries.append(request.url.params["q"])
+        await asyncio.sleep(self.delay_s)
+        page = int(request.url.params.get("pageno", 1))
+        results = [{"url": u, "title": t, "content": c} for u, t, c in self.hits] if page == 1 else []
+        return httpx.Response(200, json={"results": results})
+
+
+def mapped(site: Site | None = None, searx: Searx | None = None, **job: Any) -> SiteMap:
+    searx = searx or Searx(HITS)
+    services = FakeSearxng(total=0).services()
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(searx.handle)), 5.0)
+    services = replaced(services, fetcher=site or Site(PAGES), searxng=client)
+    return asyncio.run(map_site(MapJob(**{"url": SEED, "limit": 5000, "timeout_s": 10.0, **job}), services))
+
+
+def urls(site_map: SiteMap) -> list[str]:
+    return [link.url for link in site_map.links]
+
+
+def test_the_seed_then_the_sitemap_then_the_pages_links_then_searxngs_each_page_once_within_the_scope() -> None:
+    site = Site(PAGES)
+    site_map = mapped(site)
+    assert urls(site_map) == [
+        SEED,  # the seed first, with its title
+        "https://docs.test/guide/install.html", "https://docs.test/guide/config.html",  # the sitemap (robots.txt's)
+        "https://docs.test/guide/checkpoint.html", "https://api.docs.test/guide/rest.html",  # the seed's links
+        "https://docs.test/guide/private.html",
+        "https://docs.test/guide/vacuum.html",  # one hop further
+        "https://docs.test/guide/backup.html",  # SearXNG's
+    ]
+    assert site_map.links[0] == MapLink(SEED, "The Guide", "Everything about the tool")
+    # a title from any source, the first one that gave it
+    assert site_map.links[1] == MapLink("https://docs.test/guide/install.html", "Installing", "Get the tool running")
+    assert site_map.links[-1].title == "Online backup" and site_map.warnings == []
+    # robots.txt closes a page to fetching, not to the map; the other site, the image, another folder are out
+    assert "https://docs.test/guide/private.html" not in site.asked
+
+
+def test_subdomains_and_query_parameters_when_asked() -> None:
+    assert "https://api.docs.test/guide/rest.html" not in urls(mapped(subdomains=False))
+    with_queries = urls(mapped(ignore_query=False))
+    assert {"https://docs.test/guide/config.html?lang=en", "https://docs.test/guide/config.html?lang=de"} <= set(
+        with_queries)
+
+
+def test_sitemap_only_reads_no_page_and_skip_reads_no_sitemap() -> None:
+    site, searx = Site(PAGES), Searx(HITS)
+    only = mapped(site, searx, sitemap="only")
+    assert urls(only) == ["https://docs.test/guide/install.html", "https://docs.test/guide/config.html"]
+    assert SEED not in site.asked and searx.queries == []
+    site = Site(PAGES)
+    skipped = mapped(site, sitemap="skip")
+    assert "https://docs.test/maps/sitemap.xml" not in site.asked and SEED in urls(skipped)
+    assert "https://docs.test/guide/install.html" in urls(skipped)  # SearXNG and the seed's links list it too
+
+
+def test_searxng_is_asked_for_the_site_and_folder_and_the_search() -> None:
+    searx = Searx(HITS)
+    mapped(searx=searx, search="backup")
+    assert set(searx.queries) == {"backup site:docs.test/guide"}
+
+
+def test_search_orders_by_bm25_over_url_title_and_description() -> None:
+    site_map = mapped(search="copy a live database")
+    assert urls(site_map)[0] == "https://docs.test/guide/backup.html"  # its description matches
+    assert urls(mapped(search="vacuum"))[0] == "https://docs.test/guide/vacuum.html"  # its URL does
+    links = [MapLink("https://a.test/1"), MapLink("https://a.test/2", "Backup"), MapLink("https://a.test/3")]
+    scores = bm25_scores("backup", [searched_text(link) for link in links])
+    assert [link.url for link in ranked(links, scores)] == ["https://a.test/2", "https://a.test/1",
+                                                            "https://a.test/3"]  # the rest keep their order
+
+
+def test_the_limit_cuts_after_ordering() -> None:
+    assert urls(mapped(limit=2, search="vacuum")) == ["https://docs.test/guide/vacuum.html", SEED]
+
+
+def test_the_deadline_returns_what_had_arrived_and_names_what_had_not() -> None:
+    started = time.monotonic()
+    site_map = mapped(searx=Searx(HITS, delay_s=5.0), timeout_s=1.0)
+    assert time.monotonic() - started < 2.0
+    assert SEED in urls(site_map) and "https://docs.test/guide/backup.html" not in urls(site_map)
+    [warning] = site_map.warnings
+    assert warning.startswith("the map's timeout of 1 s ran out before SearXNG answered")
+
+
+def test_a_failing_searxng_and_an_unreadable_seed_are_warnings() -> None:
+    site = Site({k: v for k, v in PAGES.items() if k != SEED})
+    site_map = mapped(site, Searx([], delay_s=0.0), sitemap="include")
+    assert urls(site_map) == ["https://docs.test/guide/install.html", "https://docs.test/guide/config.html"]
+    assert site_map.warnings == [f"{SEED} could not be read for its links: HTTP 404"]
+
+
+def test_one_result_on_a_path_suggests_the_base_domain_as_firecrawl_does() -> None:
+    site = Site({SEED: ("text/html", html("Lonely"))})
+    site_map = mapped(site, Searx([]))
+    assert urls(site_map) == [SEED]
+    assert site_map.warnings == ["Only 1 result(s) found. For broader coverage, try mapping the base domain: "
+                                 "https://docs.test"]
+
+
+def test_map_max_pages_bounds_the_pages_read_for_links() -> None:
+    site = Site(PAGES)
+    services = replaced(FakeSearxng(total=0).services(map_max_pages=1), fetcher=site)
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx([]).handle)), 5.0)
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client)))
+    assert "https://docs.test/guide/checkpoint.html" in urls(site_map)  # listed by the seed, not read
+    assert "https://docs.test/guide/vacuum.html" not in urls(site_map)
+    assert [u for u in site.asked if u.endswith(".html")] == []
+
+
+def test_a_search_the_timeout_cuts_short_keeps_the_sources_order() -> None:
+    class SlowPool:
+        async def run(self, fn: Any, *args: Any) -> Any:
+            if fn is bm25_scores:
+                await asyncio.sleep(5)
+            return fn(*args)
+
+    services = replaced(FakeSearxng(total=0).services(), fetcher=Site(PAGES), cpu_pool=SlowPool())
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx(HITS).handle)),
+                           5.0)
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 1.0, "vacuum"), replaced(services, searxng=client)))
+    assert urls(site_map)[0] == SEED and site_map.warnings == [
+        "the links are in their sources' order, not ordered by the search (the timeout came first)"]

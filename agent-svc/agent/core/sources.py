@@ -42,6 +42,11 @@ SOURCES: dict[str, Source] = {
     "images": Source("images", "images", "images", dated=False, localized=False, dedupe_key=_image_key),
 }
 DEFAULT_SOURCE = "web"
+# Firecrawl's sources that search no web index, so no SearXNG category serves them: each is asked for as an empty
+# bucket with this reason (as a category of its name, SearXNG would search its default engines again, and the
+# Firecrawl MCP server, which adds alexandria to every search once it has a key, would get each result twice)
+_NO_CATALOGUE = "Firecrawl's provider catalogue (Alexandria) has no counterpart in Wisp"
+UNSERVED_SOURCES = {"alexandria": _NO_CATALOGUE, "exchange": _NO_CATALOGUE}
 
 
 def source(name: str) -> Source:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from agent.core.hits import EngineCatalog
 from agent.core.query import SearchQuery, SourceRequest
-from agent.core.sources import DEFAULT_SOURCE, SOURCES, source
+from agent.core.sources import DEFAULT_SOURCE, SOURCES, UNSERVED_SOURCES, source
 from agent.errors import BadRequest
 from agent.retrieval.tbs import TimeFilter, parse_tbs
 
@@ -95,7 +95,7 @@ def searxng_categories(name: str, categories: list[str]) -> list[str]:
 
 def needs_catalog(query: SearchQuery) -> bool:
     """Whether planning must know the instance's engines: to route an engine override or vet a category."""
-    known = set(SOURCES) | set(CATEGORY_TO_SEARXNG) | set(CATEGORY_ALIASES) | set(QUERY_REWRITES)
+    known = {*SOURCES, *UNSERVED_SOURCES, *CATEGORY_TO_SEARXNG, *CATEGORY_ALIASES, *QUERY_REWRITES}
     unknown = {s.type for s in query.sources} | set(query.categories)
     return bool(query.engines) or not unknown <= known
 
@@ -134,6 +134,8 @@ def category_label(url: str, requested: list[str]) -> str | None:
 
 def _plan(query: SearchQuery, request: SourceRequest, catalog: EngineCatalog | None, now: datetime | None
           ) -> SourcePlan:
+    if unserved := UNSERVED_SOURCES.get(request.type):
+        return SourcePlan(request.type, {}, ResultFilter(), unserved)
     asked = source(request.type)
     categories = searxng_categories(request.type, query.categories)
     time_filter = parse_tbs(request.tbs or query.tbs, now) if asked.dated else TimeFilter()
@@ -197,7 +199,8 @@ def _check_engines(engines: list[str], catalog: EngineCatalog | None) -> None:
 def _unknown_category_warnings(query: SearchQuery, catalog: EngineCatalog | None) -> list[str]:
     if catalog is None:
         return []
-    wanted = {c for s in query.sources for c in searxng_categories(s.type, query.categories)}
+    wanted = {c for s in query.sources if s.type not in UNSERVED_SOURCES
+              for c in searxng_categories(s.type, query.categories)}
     missing = sorted(wanted - catalog.categories)
     if not missing:
         return []

@@ -109,8 +109,16 @@ def test_categories_searxng_lacks_are_reported() -> None:
     assert warnings == ["SearXNG has no category videos; it searched its default engines instead"]
 
 
+def test_firecrawls_provider_catalogue_is_an_empty_bucket_not_a_second_web_search() -> None:
+    # what the Firecrawl MCP server sends once it has a key
+    web, alexandria = plan_sources(query(sources=sources("web", "alexandria")), CATALOG, NOW)[0]
+    assert web.params["categories"] == "general" and not web.skip_reason
+    assert alexandria.params == {} and "Alexandria" in alexandria.skip_reason
+    assert plan_sources(query(sources=sources("alexandria")), CATALOG, NOW)[1] == []  # no "no category" warning
+
+
 def test_catalog_is_needed_only_for_overrides_and_unknown_names() -> None:
-    assert not needs_catalog(query(sources=sources("web", "news"), categories=["github", "pdf", "code"]))
+    assert not needs_catalog(query(sources=sources("web", "news", "alexandria"), categories=["github", "pdf", "code"]))
     assert needs_catalog(query(engines=["x"]))
     assert needs_catalog(query(categories=["videos"]))
     assert needs_catalog(query(sources=sources("videos")))

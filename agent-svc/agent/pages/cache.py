@@ -283,8 +283,8 @@ def decoded(blob: bytes, url: str) -> tuple[Fetched, float]:
                           header["charset"], cache_state="hit", cached_at=datetime.fromtimestamp(stored_at, UTC))
     except (zlib.error, KeyError, TypeError, ValueError, OverflowError) as e:
         raise ValueError(f"unreadable entry ({type(e).__name__}: {e})") from None
-    if header["url"] != _unfragmented(url):
-        raise ValueError(f"an entry of {header['url']}")
+    if header.get("url") != _unfragmented(url):
+        raise ValueError(f"an entry of {header.get('url')}")
     return fetched, stored_at
 
 

@@ -6,6 +6,7 @@ import errno
 import os
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def test_bytes_held_are_reported_and_a_disk_cache_counts_what_it_finds_at_start(
     assert open_cache("off", str(tmp_path / "unused"), 10_000_000, 0) is None and not (tmp_path / "unused").exists()
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "another URL's"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "another URL's", "headless"])
 def test_an_entry_that_does_not_read_back_is_a_miss_and_is_dropped(tmp_path: Path, damage: str) -> None:
     directory = tmp_path / "pages"
     cache = PageCache(DiskStore(directory, 10_000_000), 0, Clock())
@@ -159,6 +160,9 @@ def test_an_entry_that_does_not_read_back_is_a_miss_and_is_dropped(tmp_path: Pat
             entry.write_bytes(b"\x00\xff not a page")
         case "truncated":
             entry.write_bytes(entry.read_bytes()[:-100])
+        case "headless":  # the format's start, then a header without the URL
+            header = b'{"final_url": "x", "status": 200, "content_type": "text/html", "charset": null, "stored_at": 1}'
+            entry.write_bytes(entry.read_bytes()[:12] + zlib.compress(header + b"\n<p>"))
         case _:
             entry.write_bytes(encoded(page("https://elsewhere.test/"), Clock()()))
     with Moved("wisp_agent_page_cache_lookups_total", result="unreadable") as unreadable:

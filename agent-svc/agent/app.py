@@ -29,6 +29,7 @@ from agent.index.crawl.jobs import JobStore
 from agent.index.crawl.manager import Crawls
 from agent.index.ingest import Ingest
 from agent.mcp.server import mounted as mcp_mounted
+from agent.pages.cache import open_cache
 from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
@@ -71,8 +72,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                       settings.index_collection)
             llm = LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
                             settings.llm_system_role)
+            cache = open_cache(settings.page_cache, settings.page_cache_dir, settings.page_cache_max_bytes,
+                               settings.default_max_age_ms)
             app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
-                                                     Fetcher(fetch_http, policy), pool, Ingest(semantic, settings))
+                                                     Fetcher(fetch_http, policy, cache), pool,
+                                                     Ingest(semantic, settings))
             store = JobStore(settings.crawl_db)
             app.state.crawls = crawls = Crawls(services.crawl_tools(), store)
             await crawls.resume()

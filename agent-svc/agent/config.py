@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,6 +21,8 @@ DEFAULT_JUNK_PATHS = (
     r"login|log-in|signin|sign-in|signup|register|account|cart|share|print|feed|rss|atom|comments?)"
     r"(/|\.[a-z]+$|$)|(^|/)Special:|[?&](action|oldid|diff|printable)="
 )
+
+PageCacheKind = Literal["disk", "memory", "off"]
 
 
 class Settings(BaseSettings):
@@ -53,6 +56,14 @@ class Settings(BaseSettings):
     fetch_user_agent: str = Field(
         "Mozilla/5.0 (compatible; Wisp/0.1; +https://github.com/wisp)", description="User-Agent of page fetches"
     )
+    # the page cache (pages/cache.py): Firecrawl's maxAge and storeInCache
+    page_cache: PageCacheKind = Field("disk", description="Where fetched pages are kept for maxAge: disk (shared by "
+                                      "the processes of one machine), memory, or off")
+    page_cache_dir: str = Field("./wisp-data/page-cache", description="Directory of the disk page cache")
+    page_cache_max_bytes: int = Field(1_000_000_000, ge=10_000_000, description="Compressed bytes the page cache "
+                                      "holds at most; the least recently used pages go first")
+    default_max_age_ms: int = Field(0, ge=0, description="maxAge of requests that name none (0: always fetch; "
+                                    "Firecrawl's cloud uses 2 days)")
     semantic_pool: int = Field(10, ge=1, le=50, description="SearXNG candidates semantic mode ranks")
     hybrid_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates hybrid mode ranks (a second page)")
     reformulate: bool = Field(False, description="Also search a keyword form of question-like queries")

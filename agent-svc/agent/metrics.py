@@ -7,14 +7,16 @@ fetch outcomes from the Literals below, engines from SearXNG's settings.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import get_args
+from typing import Literal, get_args
 
-from prometheus_client import Counter, Histogram, disable_created_metrics
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo, current
 
 from agent.core.outcome import Cause
 from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
+
+CacheLookup = Literal["hit", "miss", "expired", "unreadable"]
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
 
@@ -38,11 +40,20 @@ ENGINE_FAILURES = Counter("wisp_agent_searxng_engine_unresponsive",
                           ["engine", "reason"])
 SEARXNG_RETRIES = Counter("wisp_agent_searxng_retries",
                           "Searches sent to SearXNG a second time after it answered a 5xx, by that status", ["status"])
+PAGE_CACHE_LOOKUPS = Counter("wisp_agent_page_cache_lookups",
+                             "Page cache lookups of fetches with a maxAge, by result", ["result"])
+PAGE_CACHE_STORES = Counter("wisp_agent_page_cache_stores", "Fetched pages written to the page cache")
+PAGE_CACHE_EVICTIONS = Counter("wisp_agent_page_cache_evictions",
+                               "Page cache entries dropped to stay within PAGE_CACHE_MAX_BYTES")
+PAGE_CACHE_BYTES = Gauge("wisp_agent_page_cache_bytes", "Compressed bytes the page cache holds, as this process "
+                         "last counted them")
 
 for _cause in get_args(Cause):  # every series exists from the start, so rate() sees the first one
     DEGRADATIONS.labels(_cause)
 for _outcome in get_args(FetchOutcome):
     FETCHES.labels(_outcome)
+for _result in get_args(CacheLookup):
+    PAGE_CACHE_LOOKUPS.labels(_result)
 
 
 def observe_request(info: RequestInfo, status: int, seconds: float) -> None:
@@ -65,6 +76,20 @@ def observe_stages(mode: str, timings: StageTimings) -> None:
 
 def fetched(outcome: FetchOutcome) -> None:
     FETCHES.labels(outcome).inc()
+
+
+def page_cache_looked_up(result: CacheLookup) -> None:
+    PAGE_CACHE_LOOKUPS.labels(result).inc()
+
+
+def page_cache_stored(evicted: int, held_bytes: int) -> None:
+    PAGE_CACHE_STORES.inc()
+    PAGE_CACHE_EVICTIONS.inc(evicted)
+    PAGE_CACHE_BYTES.set(held_bytes)
+
+
+def page_cache_held(held_bytes: int) -> None:
+    PAGE_CACHE_BYTES.set(held_bytes)
 
 
 def degraded(causes: Iterable[Cause]) -> None:

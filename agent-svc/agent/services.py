@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from agent.config import Settings
 from agent.core.context import Budget, SearchContext
+from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher
@@ -28,9 +29,11 @@ class Services:
     def settings(self) -> Settings:
         return self.upstreams.settings
 
-    def context(self, timeout_s: float, on_text: Callable[[str], None] | None = None) -> SearchContext:
-        """A new request's context: its budget from now, and its own pages."""
-        return SearchContext(Budget.of(self.settings, timeout_s), RequestPages(self.fetcher, self.cpu_pool),
+    def context(self, timeout_s: float, on_text: Callable[[str], None] | None = None,
+                cache_use: CacheUse = SERVICE_CACHE_USE) -> SearchContext:
+        """A new request's context: its budget from now, and its own pages (`cache_use`: from the page cache when
+        the request allows)."""
+        return SearchContext(Budget.of(self.settings, timeout_s), RequestPages(self.fetcher, self.cpu_pool, cache_use),
                              on_text=on_text)
 
     def crawl_tools(self) -> CrawlTools:

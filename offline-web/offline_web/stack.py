@@ -89,7 +89,8 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, wit
                semantic_env: dict[str, str] | None = None, web_port: int = 0) -> Iterator[WispStack]:
     with offline_search_stack(sites_path, workdir, web_port) as offline, ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
-               "CRAWL_DB": str(workdir / "crawls.sqlite"), "CRAWL_HOST_DELAY_S": "0"}
+               "CRAWL_DB": str(workdir / "crawls.sqlite"), "PAGE_CACHE_DIR": str(workdir / "page-cache"),
+               "CRAWL_HOST_DELAY_S": "0"}
         semantic = None
         if with_semantic:
             semantic = semantic_service(workdir, **(semantic_env or {}))

@@ -31,6 +31,7 @@ from agent.api.body_limits import RequestLimits, parsed_json
 from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
+from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.core.query import PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
 from agent.errors import BadRequest, InvalidRequestBody, WispError
@@ -80,16 +81,25 @@ class CategoryObject(_Lenient):
     type: StrictStr = Field(min_length=1)
 
 
-class ScrapeOptions(_Lenient):
-    """Accepted with every key the SDKs add; `formats` and `onlyMainContent` drive scraping (search/documents.py)."""
+class CacheOptions(_Lenient):
+    """Firecrawl's page cache keys, of a scrape and of scrapeOptions."""
+
+    maxAge: SafeInt | None = Field(None, ge=0)  # noqa: N815 - Firecrawl's wire names
+    storeInCache: StrictBool | None = None  # noqa: N815
+
+    def cache_use(self) -> CacheUse:
+        return CacheUse(self.maxAge, self.storeInCache is not False)
+
+
+class ScrapeOptions(CacheOptions):
+    """Accepted with every key the SDKs add; `formats` and `onlyMainContent` drive scraping (search/documents.py),
+    `maxAge` and `storeInCache` the page cache."""
 
     formats: Annotated[list[dict[str, Any]] | None, BeforeValidator(_typed_items)] = None
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
     removeBase64Images: StrictBool | None = None  # noqa: N815
     fastMode: StrictBool | None = None  # noqa: N815
     blockAds: StrictBool | None = None  # noqa: N815
-    storeInCache: StrictBool | None = None  # noqa: N815
-    maxAge: SafeInt | None = Field(None, ge=0)  # noqa: N815
     mobile: StrictBool | None = None
     timeout: SafeInt | None = Field(None, gt=0)
     waitFor: SafeInt | None = Field(None, ge=0)  # noqa: N815
@@ -140,6 +150,7 @@ class _SearchRequestBase(_Lenient):
             scrape_formats=self.scrapeOptions.format_names() if self.scrapeOptions else [],
             page_asks=self.scrapeOptions.page_asks() if self.scrapeOptions else (),
             main_content_only=self.scrapeOptions.onlyMainContent is not False if self.scrapeOptions else True,
+            cache_use=self.scrapeOptions.cache_use() if self.scrapeOptions else SERVICE_CACHE_USE,
             **extra,
         )
 

@@ -8,8 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from agent.answers.page_answers import page_ask
-from agent.api.firecrawl import ScrapeOptions
+from agent.api.firecrawl import CacheOptions, ScrapeOptions
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS, PAGE_ASK_KINDS
+from agent.core.pages import CacheUse
 from agent.errors import BadRequest
 from agent.index.crawl.options import MAX_URL_CHARS, check_page_url
 from agent.search.scrape import ScrapeFailed, ScrapeJob
@@ -42,7 +43,8 @@ class _PageFields(BaseModel):
     origin: StrictStr | None = None
     integration: StrictStr | None = None
 
-    def _job(self, items: list[dict[str, Any]], timeout_ms: int, json_key: str = "json") -> ScrapeJob:
+    def _job(self, items: list[dict[str, Any]], timeout_ms: int, cache_use: CacheUse, json_key: str = "json"
+             ) -> ScrapeJob:
         """The job these fields and format objects ask for; a 400 naming what is wrong."""
         url = self.url.strip()
         url = url if "://" in url else f"http://{url}"  # as Firecrawl does
@@ -61,7 +63,8 @@ class _PageFields(BaseModel):
         if len({a.kind for a in asks}) < len(asks):
             raise BadRequest("formats name summary, json and question at most once each")
         return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in DOCUMENT_FORMATS)), asks,
-                         self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key)
+                         self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key,
+                         cache_use)
 
     def _warnings(self, names: list[str]) -> tuple[str, ...]:
         warnings = []
@@ -79,10 +82,11 @@ class ScrapeRequest(_PageFields, ScrapeOptions):
     """Firecrawl's v2 scrape request: its scrape options and the URL (contract §2.1)."""
 
     def to_job(self, default_timeout_s: float) -> ScrapeJob:
-        return self._job(self.formats or [{"type": "markdown"}], self.timeout or round(default_timeout_s * 1000))
+        return self._job(self.formats or [{"type": "markdown"}], self.timeout or round(default_timeout_s * 1000),
+                         self.cache_use())
 
 
-class V1ScrapeRequest(_PageFields):
+class V1ScrapeRequest(_PageFields, CacheOptions):
     """v1's scrape request: `formats` are strings, and `json`/`extract` take their options beside them (§3)."""
 
     formats: list[StrictStr] | None = Field(None, max_length=MAX_FORMATS)
@@ -95,5 +99,5 @@ class V1ScrapeRequest(_PageFields):
             raise BadRequest("formats name json or extract, not both")
         items = [{**(self.jsonOptions or {}), "type": "json"} if name == "json" else
                  {**(self.extract or {}), "type": "json"} if name == "extract" else {"type": name} for name in names]
-        return self._job(items, self.timeout or round(default_timeout_s * 1000),
+        return self._job(items, self.timeout or round(default_timeout_s * 1000), self.cache_use(),
                          "extract" if "extract" in names else "json")

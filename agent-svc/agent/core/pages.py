@@ -15,6 +15,21 @@ FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "u
 
 FailureKind = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted"]
 
+CacheState = Literal["hit", "miss"]  # Firecrawl's metadata.cacheState: set only when the cache was asked
+
+
+@dataclass(frozen=True)
+class CacheUse:
+    """How a request uses the page cache (Firecrawl's `maxAge` and `storeInCache`): a kept copy younger than
+    `max_age_ms` is served instead of fetching (0: always fetch; None: the service's DEFAULT_MAX_AGE_MS), and
+    what is fetched is kept when `store` (reading does not depend on it, as in Firecrawl)."""
+
+    max_age_ms: int | None = None
+    store: bool = True
+
+
+SERVICE_CACHE_USE = CacheUse()  # of a request that names neither: the service's DEFAULT_MAX_AGE_MS, and keep pages
+
 
 @dataclass(frozen=True)
 class PageError:
@@ -43,6 +58,8 @@ class Fetched:
     charset: str | None = None
     error: PageError | None = None
     outcome: FetchOutcome = "ok"  # the fetch metric's label: finer than the error's kind (redirects, size)
+    cache_state: CacheState | None = None
+    cached_at: datetime | None = None  # when a page served from the cache was fetched
 
     @property
     def ok(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.core.sources import DEFAULT_SOURCE
 
 
@@ -52,3 +53,4 @@ class SearchQuery:
     llm_model: str | None = None  # rich: another model on the same server
     stream: bool = False  # answer with server-sent events (streaming.py)
     page_asks: tuple[PageAsk, ...] = ()  # scrapeOptions.formats the LLM answers per page (answers/page_answers.py)
+    cache_use: CacheUse = SERVICE_CACHE_USE  # scrapeOptions.maxAge and storeInCache, for every page the search fetches

@@ -15,7 +15,7 @@ def document(url: str, title: str, description: str, page: Page, formats: list[s
         "title": (extracted.title if extracted else "") or title, "description": (extracted.description if
                                                                                 extracted else "") or description,
         "url": page.fetched.final_url, "sourceURL": url, "statusCode": page.fetched.status or _failure_status(error),
-        "contentType": page.fetched.content_type or None, "proxyUsed": "basic",
+        "contentType": page.fetched.content_type or None, "proxyUsed": "basic", **_cache_state(page),
     }
     if extracted is None:
         return {"metadata": {**metadata, "error": str(error or "not scraped")}}
@@ -30,6 +30,15 @@ def _content(extracted: Extracted, formats: list[str]) -> dict[str, Any]:
     values = {"markdown": extracted.markdown, "html": extracted.html or "", "rawHtml": extracted.raw_html,
               "links": extracted.links}
     return {f: values[f] for f in formats}
+
+
+def _cache_state(page: Page) -> dict[str, Any]:
+    """Firecrawl's keys, present only when the request asked the cache (a `maxAge` above 0)."""
+    fetched = page.fetched
+    state: dict[str, Any] = {"cacheState": fetched.cache_state} if fetched.cache_state else {}
+    if fetched.cached_at:  # as JavaScript's toISOString() writes it
+        state["cachedAt"] = fetched.cached_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return state
 
 
 def _failure_status(error: PageError | None) -> int:

@@ -17,7 +17,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from agent import metrics
-from agent.core.pages import FailureKind, Fetched, FetchOutcome, PageError
+from agent.core.pages import CacheUse, FailureKind, Fetched, FetchOutcome, PageError
+from agent.pages.cache import PageCache
 from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
@@ -37,12 +38,19 @@ class FetchPolicy:
 
 
 class Fetcher:
-    def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy) -> None:
-        self._http, self._policy = http, policy
+    def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy, cache: PageCache | None = None) -> None:
+        self._http, self._policy, self._cache = http, policy, cache
 
-    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         """Fetch `url` unless `deadline` (time.monotonic()) comes first; never raises. Cancelling the caller
-        cancels the download, so none outlives its request. `types`: content types accepted besides pages."""
+        cancels the download, so none outlives its request. `types`: content types accepted besides pages.
+        `cache_use`: how a page's request uses the page cache (None: not at all, as robots.txt and sitemaps)."""
+        if self._cache is None or cache_use is None:
+            return await self._fetch_before(url, deadline, types)
+        return await self._cache.through(url, cache_use, lambda: self._fetch_before(url, deadline, types))
+
+    async def _fetch_before(self, url: str, deadline: float, types: tuple[str, ...]) -> Fetched:
         try:
             async with asyncio.timeout_at(deadline):  # asyncio's clock is time.monotonic()
                 return await self.fetch(url, types)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from agent.core.outcome import Cause, Degradation
-from agent.core.pages import Extraction, Fetched, Page, PageError
+from agent.core.pages import CacheUse, Extraction, Fetched, Page, PageError
 from agent.core.timings import StageTimings
 from agent.pages.extract import extract_page
 from agent.pages.fetch import Fetcher
@@ -21,10 +21,11 @@ from agent.pages.workers import WorkerDied, WorkerPool
 
 class RequestPages:
     """One request's pages (core.context.PageLoader): each fetched once, extracted again only when a later
-    stage asks for more than an earlier one got (Documents after ranking)."""
+    stage asks for more than an earlier one got (Documents after ranking); `cache_use`: how the request uses the
+    page cache."""
 
-    def __init__(self, fetcher: Fetcher, pool: WorkerPool) -> None:
-        self._fetcher, self._pool = fetcher, pool
+    def __init__(self, fetcher: Fetcher, pool: WorkerPool, cache_use: CacheUse) -> None:
+        self._fetcher, self._pool, self._cache_use = fetcher, pool, cache_use
         self._pages: dict[str, Page] = {}
 
     async def load(self, urls: Sequence[str], how: Extraction, deadline: float, timings: StageTimings
@@ -45,8 +46,10 @@ class RequestPages:
         return {u: self._pages[u] for u in urls}
 
     async def _page(self, url: str, how: Extraction, deadline: float, fetched_at: list[float]) -> Page:
-        known = self._pages.get(url)
-        fetched = known.fetched if known else await self._fetcher.fetch_before(url, deadline)
+        if known := self._pages.get(url):
+            fetched = known.fetched
+        else:
+            fetched = await self._fetcher.fetch_before(url, deadline, cache_use=self._cache_use)
         fetched_at.append(time.perf_counter())
         return await extracted(fetched, how, self._pool, deadline)
 

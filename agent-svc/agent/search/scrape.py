@@ -20,7 +20,7 @@ from agent.answers.page_answers import answer_pages
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.formats import needs_whole_page
 from agent.core.outcome import SearchOutcome
-from agent.core.pages import Extraction, Page
+from agent.core.pages import SERVICE_CACHE_USE, CacheUse, Extraction, Page
 from agent.core.query import PageAsk
 from agent.errors import WispError
 from agent.pages.documents import document
@@ -57,6 +57,7 @@ class ScrapeJob:
     timeout_ms: int
     warnings: tuple[str, ...] = ()
     json_key: str = "json"  # v1's `extract` format returns its JSON under `extract`
+    cache_use: CacheUse = SERVICE_CACHE_USE  # maxAge and storeInCache
 
     @property
     def extraction(self) -> Extraction:
@@ -65,7 +66,7 @@ class ScrapeJob:
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
     """The page's Firecrawl Document; raises ScrapeFailed when there is none to show."""
-    ctx = services.context(job.timeout_ms / 1000)
+    ctx = services.context(job.timeout_ms / 1000, cache_use=job.cache_use)
     try:
         async with asyncio.timeout(job.timeout_ms / 1000):
             pages = await ctx.load_pages([job.url], job.extraction, ctx.deadline - RESPONSE_RESERVE_S)

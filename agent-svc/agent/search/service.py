@@ -44,7 +44,7 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
     stage timings. `on_text` gets a rich answer's text as the model writes it."""
     metrics.note_mode(query.retrieval_mode)
     mode, search_type = MODES[query.retrieval_mode], SEARCH_TYPES[query.search_type]
-    ctx, up = services.context(query.timeout_ms / 1000, on_text), services.upstreams
+    ctx, up = services.context(query.timeout_ms / 1000, on_text, query.cache_use), services.upstreams
     try:
         async with asyncio.timeout(query.timeout_ms / 1000):
             outcome = await mode.run(query, ctx, up)

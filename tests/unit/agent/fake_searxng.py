@@ -13,7 +13,7 @@ import httpx
 from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
-from agent.core.pages import Fetched, PageError
+from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
@@ -111,7 +111,8 @@ class FakeWeb:
     def __init__(self, pages: dict[str, str]) -> None:
         self.pages = pages
 
-    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         if url not in self.pages:
             return Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
         return Fetched(url, url, 200, "text/html", self.pages[url].encode())

@@ -121,7 +121,7 @@ def test_the_engines_that_gave_results_are_counted_once_per_answer() -> None:
     assert client.health.report()["answering"] == ["engine-a", "engine-b"]
 
 
-class _Streamed(httpx.AsyncByteStream):
+class Streamed(httpx.AsyncByteStream):
     """A body that arrives as a stream, as over a socket (a Response built from bytes is already read)."""
 
     def __init__(self, body: bytes) -> None:
@@ -134,7 +134,7 @@ class _Streamed(httpx.AsyncByteStream):
 def _web(request: httpx.Request) -> httpx.Response:
     match request.url.path:
         case "/page":
-            return httpx.Response(200, stream=_Streamed(b"<p>hello</p>"), headers={"content-type": "text/html"})
+            return httpx.Response(200, stream=Streamed(b"<p>hello</p>"), headers={"content-type": "text/html"})
         case "/missing":
             return httpx.Response(404, html="gone")
         case "/image":
@@ -142,7 +142,7 @@ def _web(request: httpx.Request) -> httpx.Response:
         case "/loop":
             return httpx.Response(302, headers={"location": "/loop"})
         case "/big.pdf":
-            return httpx.Response(200, stream=_Streamed(b"%PDF" + b"x" * 20_000),
+            return httpx.Response(200, stream=Streamed(b"%PDF" + b"x" * 20_000),
                                   headers={"content-type": "application/pdf"})
         case "/slow":
             raise httpx.ReadTimeout("slow", request=request)

@@ -145,7 +145,8 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     settings = crawl.tools.settings
     delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
-        fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s)
+        fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s,
+                                                         cache_use=crawl.options.cache_use)
     how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats))
     if not fetched.ok:
         return Page(fetched, error=fetched.error, extraction=how)

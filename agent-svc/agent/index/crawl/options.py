@@ -15,6 +15,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS
+from agent.core.pages import CacheUse
 from agent.errors import BadRequest
 
 MAX_PATTERNS = 100
@@ -43,10 +44,16 @@ class CrawlOptions:
     formats: tuple[str, ...] = ("markdown",)
     main_only: bool = True
     warnings: tuple[str, ...] = field(default=())
+    max_age_ms: int | None = None  # scrapeOptions.maxAge (None: DEFAULT_MAX_AGE_MS)
+    store_in_cache: bool = True
 
     @property
     def seed(self) -> str:
         return self.seeds[0]
+
+    @property
+    def cache_use(self) -> CacheUse:
+        return CacheUse(self.max_age_ms, self.store_in_cache)
 
     def as_json(self) -> dict[str, Any]:
         return {name: list(value) if isinstance(value, tuple) else value
@@ -66,6 +73,8 @@ class _ScrapeOptions(BaseModel):
 
     formats: list[StrictStr | dict[str, Any]] | None = Field(None, max_length=20)
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
+    maxAge: StrictInt | None = Field(None, ge=0)  # noqa: N815
+    storeInCache: StrictBool | None = None  # noqa: N815
 
 
 class CrawlRequest(BaseModel):
@@ -139,6 +148,7 @@ class CrawlRequest(BaseModel):
             ignore_query=bool(self.ignoreQueryParameters), dedupe_similar=self.deduplicateSimilarURLs is not False,
             delay_s=self.delay, max_concurrency=self.maxConcurrency, formats=formats,
             main_only=scrape.onlyMainContent is not False, warnings=tuple(warnings),
+            max_age_ms=scrape.maxAge, store_in_cache=scrape.storeInCache is not False,
         )
 
 

@@ -13,6 +13,7 @@ from agent.api.firecrawl import (
 )
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
+from agent.core.pages import CacheUse
 from agent.core.query import SourceRequest
 from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, SearchTimeout, UpstreamError
 
@@ -40,6 +41,17 @@ def test_what_the_python_sdk_sends_is_accepted() -> None:
     assert [s.type for s in query.sources] == ["web", "news", "images"]
     assert query.categories == ["github", "research", "pdf"] and query.scrape_formats == ["markdown", "links"]
     assert query.ignore_invalid_urls and query.timeout_ms == 30000
+    assert query.cache_use == CacheUse(14_400_000, store=True)  # the SDK's 4 hours, as asked
+
+
+def test_scrape_options_max_age_and_store_in_cache_reach_every_page_of_the_search() -> None:
+    assert v2(query="hello").cache_use == CacheUse()  # the service's DEFAULT_MAX_AGE_MS
+    assert v2(query="hello", scrapeOptions={"maxAge": 0, "storeInCache": False}).cache_use == CacheUse(0, False)
+    v1 = parse_request(b'{"query": "hello", "scrapeOptions": {"maxAge": 60000}}', V1SearchRequest)
+    assert v1.cache_use == CacheUse(60_000)
+    for bad in ({"maxAge": -1}, {"maxAge": 2**53}, {"maxAge": 1.5}, {"storeInCache": "no"}):
+        with pytest.raises(InvalidRequestBody):
+            v2(query="hello", scrapeOptions=bad)
 
 
 def test_mixed_arrays_nulls_and_unknown_keys_are_accepted() -> None:

@@ -1,13 +1,19 @@
-"""Each fetch failure is named by its kind where it happens (PageError), not read back from its message."""
+"""Each fetch failure is named by its kind where it happens (PageError), not read back from its message; a page's
+request goes through the page cache, robots.txt and sitemaps do not."""
 
+import asyncio
 import ssl
+import time
 
 import httpx
 import pytest
 
-from agent.core.pages import Fetched, Page, PageError
-from agent.pages.fetch import _failed
-from agent.pages.ssrf import Blocked, Unresolvable
+from agent.core.pages import CacheUse, Fetched, Page, PageError
+from agent.pages.cache import MemoryStore, PageCache
+from agent.pages.fetch import Fetcher, FetchPolicy, _failed
+from agent.pages.ssrf import Allowlist, Blocked, Unresolvable
+
+from ..test_metrics import Streamed
 
 URL = "https://a.test/x"
 
@@ -37,3 +43,41 @@ def test_a_page_without_text_says_why_from_its_own_error_or_its_fetch() -> None:
         "timeout"
     assert Page(Fetched(URL, URL, 200)).failure == "unextracted"
     assert str(PageError("http", "HTTP 404")) == "HTTP 404"
+
+
+class CountingSite:
+    """A site whose every answer differs: a page served twice the same was served from the cache."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request.url.path)
+        if request.url.path == "/missing":
+            return httpx.Response(404, text="gone")
+        body = f"<p>visit {len(self.requests)}</p>".encode()
+        return httpx.Response(200, stream=Streamed(body), headers={"content-type": "text/html"})
+
+
+def fetches(site: CountingSite, *asks: tuple[str, CacheUse | None]) -> list[Fetched]:
+    async def run() -> list[Fetched]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(site.handle)) as http:
+            fetcher = Fetcher(http, FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"),
+                              PageCache(MemoryStore(10_000_000), 0))
+            return [await fetcher.fetch_before(url, time.monotonic() + 5, cache_use=use) for url, use in asks]
+    return asyncio.run(run())
+
+
+def test_a_page_fetched_within_max_age_is_served_from_the_cache() -> None:
+    site, page = CountingSite(), "http://127.0.0.1/guide.html"
+    first, second = fetches(site, (page, CacheUse(60_000)), (page, CacheUse(60_000)))
+    assert site.requests == ["/guide.html"] and first.body == second.body == b"<p>visit 1</p>"
+    assert (first.cache_state, second.cache_state) == ("miss", "hit") and second.cached_at is not None
+
+
+def test_robots_txt_sitemaps_and_error_pages_are_not_kept() -> None:
+    site, robots, missing = CountingSite(), "http://127.0.0.1/robots.txt", "http://127.0.0.1/missing"
+    fetched = fetches(site, (robots, None), (robots, CacheUse(60_000)), (missing, CacheUse(60_000)),
+                      (missing, CacheUse(60_000)))
+    assert len(site.requests) == 4 and fetched[0].cache_state is None and fetched[1].cache_state == "miss"
+    assert fetched[3].status == 404 and fetched[3].cache_state == "miss"

@@ -3,9 +3,17 @@
 import asyncio
 import time
 
-from agent.core.pages import Extraction, PageError
+import httpx
 
-from ..fake_searxng import FakeSearxng, replaced
+from agent.core.pages import CacheUse, Extraction, PageError
+from agent.core.timings import StageTimings
+from agent.pages.cache import MemoryStore, PageCache
+from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.loading import RequestPages
+from agent.pages.ssrf import Allowlist
+
+from ..fake_searxng import FakeSearxng, InlinePool, replaced
+from .test_fetch import CountingSite
 
 URL = "https://general.test/slow.html"
 PAGE = "<html><body><article><p>" + "A page that would take long to extract. " * 20 + "</p></article></body></html>"
@@ -44,3 +52,22 @@ def test_a_page_extracted_in_time_has_its_chunks() -> None:
 
     page = asyncio.run(main())
     assert page.error is None and page.extracted.chunks
+
+
+def test_a_later_request_with_a_max_age_loads_its_pages_from_the_cache() -> None:
+    """A repeated ranked search skips the network for the pages fetched within its maxAge (or the service's)."""
+    site, urls = CountingSite(), ["http://127.0.0.1/a.html", "http://127.0.0.1/b.html"]
+
+    async def requests(*uses: CacheUse) -> list[dict]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(site.handle)) as http:
+            fetcher = Fetcher(http, FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"),
+                              PageCache(MemoryStore(10_000_000), 60_000))
+            return [await RequestPages(fetcher, InlinePool(), use).load(urls, Extraction(), time.monotonic() + 5,
+                                                                         StageTimings()) for use in uses]
+
+    first, second, default, fresh = asyncio.run(requests(CacheUse(0), CacheUse(60_000), CacheUse(), CacheUse(0)))
+    assert [p.fetched.cache_state for p in first.values()] == [None, None]
+    assert [p.fetched.cache_state for p in second.values()] == ["hit", "hit"]
+    assert [p.fetched.cache_state for p in default.values()] == ["hit", "hit"]  # the service's 60 s
+    assert [p.fetched.cache_state for p in fresh.values()] == [None, None] and len(site.requests) == 4
+    assert [p.fetched.body for p in second.values()] == [p.fetched.body for p in first.values()]

@@ -10,7 +10,7 @@ import pytest
 
 from agent.api.firecrawl import parsed
 from agent.api.scrape_wire import MAX_FORMATS, ScrapeRequest, V1ScrapeRequest
-from agent.core.pages import FailureKind, Fetched, PageError
+from agent.core.pages import CacheUse, FailureKind, Fetched, PageError
 from agent.errors import BadRequest, InvalidRequestBody
 from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
 
@@ -41,6 +41,15 @@ def test_what_the_python_sdk_sends_is_accepted() -> None:
     scraped = job({**PY_SDK_BODY, "formats": ["markdown", {"type": "html"}, "links", "rawHtml"], "timeout": 9000})
     assert scraped.formats == ("markdown", "html", "links", "rawHtml") and scraped.timeout_ms == 9000
     assert scraped.warnings == () and scraped.extraction.document
+
+
+def test_max_age_and_store_in_cache_travel_with_the_job_on_v2_and_v1() -> None:
+    assert job(PY_SDK_BODY).cache_use == CacheUse(14_400_000, store=True)
+    assert job({}).cache_use == CacheUse()  # the service's DEFAULT_MAX_AGE_MS
+    assert job({"maxAge": 1000, "storeInCache": False}, V1ScrapeRequest).cache_use == CacheUse(1000, store=False)
+    for bad in ({"maxAge": -1}, {"maxAge": "1000"}, {"storeInCache": 1}):
+        with pytest.raises(InvalidRequestBody):
+            job(bad)
 
 
 def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
@@ -101,7 +110,8 @@ class Web:
     def __init__(self, errors: dict[str, Fetched] | None = None) -> None:
         self.errors = errors or {}
 
-    async def fetch_before(self, url: str, deadline: float) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         if url == URL:
             return Fetched(url, url, 200, "text/html", PAGE.encode())
         return self.errors.get(url) or Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))

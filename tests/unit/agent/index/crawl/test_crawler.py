@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.core.pages import Fetched, PageError
+from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore
 from agent.index.crawl.options import CrawlOptions
@@ -116,6 +116,13 @@ def test_each_page_and_robots_txt_is_fetched_once_and_nothing_out_of_scope(store
     assert sorted(site.asked) == sorted([
         "https://docs.test/robots.txt", "https://docs.test/sitemap.xml", URL("sitemap.xml"), *EVERY_PAGE,
         URL("missing.html"), URL("empty.html")])  # not secret.html, other.test, /blog/, tag/, pic.png, index.html
+
+
+def test_pages_are_fetched_with_the_crawls_cache_use_and_robots_txt_and_sitemaps_without(store: JobStore
+                                                                                         ) -> None:
+    site, _ = crawl(store, max_age_ms=60_000, store_in_cache=False)
+    assert {site.cache_uses[url] for url in EVERY_PAGE} == {CacheUse(60_000, store=False)}
+    assert site.cache_uses["https://docs.test/robots.txt"] is None and site.cache_uses[URL("sitemap.xml")] is None
 
 
 def test_documents_carry_the_pages_text_and_firecrawls_metadata(store: JobStore) -> None:
@@ -300,10 +307,11 @@ def test_a_crawl_stops_at_its_time_limit_counted_from_its_start_and_says_what_it
 
 def test_a_crawl_past_its_time_limit_stops_the_visits_in_flight(store: JobStore) -> None:
     class HangingSite(FakeSite):
-        async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+        async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                               cache_use: CacheUse | None = None) -> Fetched:
             if url == SEED:
                 await asyncio.Event().wait()
-            return await super().fetch_before(url, deadline, types)
+            return await super().fetch_before(url, deadline, types, cache_use)
 
     crawl(store, HangingSite(SITE), settings={"crawl_max_duration_s": 0.05}, sitemap="skip")
     assert store.job("j").error == "stopped after CRAWL_MAX_DURATION_S (0.05 s) with 1 pages not visited"
@@ -316,12 +324,13 @@ class TimedSite(FakeSite):
         super().__init__(pages)
         self.inside = self.peak = 0
 
-    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         self.inside += 1
         self.peak = max(self.peak, self.inside)
         await asyncio.sleep(0.005)
         self.inside -= 1
-        return await super().fetch_before(url, deadline, types)
+        return await super().fetch_before(url, deadline, types, cache_use)
 
 
 @pytest.mark.parametrize(("max_concurrency", "peak"), [(1, 1), (None, 4)])

@@ -5,6 +5,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from agent.core.pages import CacheUse
 from agent.errors import BadRequest
 from agent.index.crawl.options import MAX_PATTERN_CHARS, MAX_PATTERNS, MAX_URL_CHARS, CrawlOptions, CrawlRequest
 
@@ -32,6 +33,18 @@ def test_every_option_maps_to_its_field() -> None:
         seeds=(SEED,), limit=7, include=("^/guide/a",), exclude=("secret",), regex_on_full_url=True, max_depth=2,
         entire_domain=True, subdomains=True, external=True, ignore_robots=True, sitemap="only", ignore_query=True,
         dedupe_similar=False, delay_s=0.5, max_concurrency=3, formats=("html", "links"), main_only=False)
+
+
+def test_scrape_options_max_age_and_store_in_cache_reach_the_crawls_pages() -> None:
+    got = options(scrapeOptions={"maxAge": 3_600_000, "storeInCache": False})
+    assert got.cache_use == CacheUse(3_600_000, store=False)
+    assert options().cache_use == CacheUse()  # the service's DEFAULT_MAX_AGE_MS
+    assert CrawlOptions.from_json(json.loads(json.dumps(got.as_json()))) == got
+    older = {k: v for k, v in got.as_json().items() if k not in ("max_age_ms", "store_in_cache")}
+    assert CrawlOptions.from_json(older).cache_use == CacheUse()  # a job stored before the page cache
+    for bad in ({"maxAge": -1}, {"maxAge": "1h"}, {"storeInCache": "yes"}):
+        with pytest.raises(ValidationError):
+            options(scrapeOptions=bad)
 
 
 def test_wisps_urls_are_more_seeds_after_the_url_each_once() -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agent.core.pages import Fetched, PageError
+from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.robots import Robots, RobotsCache
 
 ROBOTS = """
@@ -38,14 +38,17 @@ class FakeSite:
     def __init__(self, pages: dict[str, str | Served], errors: dict[str, PageError] | None = None) -> None:
         self.pages, self.errors = pages, errors or {}
         self.calls: list[tuple[str, tuple[str, ...]]] = []
+        self.cache_uses: dict[str, CacheUse | None] = {}
 
     @property
     def asked(self) -> list[str]:
         return [url for url, _ in self.calls]
 
-    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         assert deadline > time.monotonic()
         self.calls.append((url, types))
+        self.cache_uses[url] = cache_use
         if url in self.errors:
             return Fetched(url, url, error=self.errors[url])
         served = self.pages.get(url, Served("not found", status=404))
@@ -123,9 +126,10 @@ def test_robots_txt_is_fetched_once_per_origin() -> None:
 
 def test_pages_of_a_site_asking_at_once_share_one_read() -> None:
     class SlowSite(FakeSite):
-        async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+        async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                               cache_use: CacheUse | None = None) -> Fetched:
             await asyncio.sleep(0.01)  # a real fetch yields to the other pages' visits
-            return await super().fetch_before(url, deadline, types)
+            return await super().fetch_before(url, deadline, types, cache_use)
 
     site = SlowSite({"https://docs.test/robots.txt": Served(ROBOTS, "text/plain")})
     cache = RobotsCache(site, timeout_s=5)

@@ -16,7 +16,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import crawl_routes, index_routes, scrape_routes
+from agent.api import batch_routes, crawl_routes, index_routes, scrape_routes
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
@@ -106,6 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(v1_response(outcome))
 
     app.include_router(crawl_routes.router)
+    app.include_router(batch_routes.router)
     app.include_router(index_routes.router)
     app.include_router(scrape_routes.router)
 

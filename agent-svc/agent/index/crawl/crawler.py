@@ -141,10 +141,10 @@ async def _seed(crawl: Crawl) -> None:
 async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
     store, job_id, options = crawl.store, crawl.job_id, crawl.options
     robots = None if options.batch else await crawl.robots.of(queued.url)
-    if robots and not options.ignore_robots and not robots.allows(queued.url):
+    if robots is not None and not options.ignore_robots and not robots.allows(queued.url):
         await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
         return
-    page = await _page(crawl, queued.url, robots.crawl_delay_s() if robots else 0.0)
+    page = await _page(crawl, queued.url, robots.crawl_delay_s() if robots is not None else 0.0)
     if page.extracted is None and not (options.batch and page.failure in _SCRAPE_DOCUMENT_FAILURES):
         error = str(page.error or "no text could be extracted")
         await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))

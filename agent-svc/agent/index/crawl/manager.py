@@ -1,8 +1,9 @@
 """The crawls and batch scrapes agent-svc runs: started by POST /v2/crawl or /v2/batch/scrape, cancelled by
 DELETE, resumed after a restart. They share one host gate (politeness), the extraction slots and the limits.
 
-At most CRAWL_MAX_RUNNING crawls run at once; the others wait, reported as scraping, and past CRAWL_MAX_JOBS
-unfinished ones a new crawl is refused (429). A crawl that raises is marked failed with the error (status
+At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
+hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
+is refused (429). A crawl that raises is marked failed with the error (status
 "failed", as Firecrawl's clients expect), never left running silently.
 """
 
@@ -17,7 +18,7 @@ from wisp_obs.requests import request_id
 from agent.errors import BadRequest, WispError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
-from agent.index.crawl.options import CRAWL, CrawlOptions
+from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
 from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.scope import url_key
 
@@ -47,7 +48,7 @@ class Crawls:
     def __init__(self, tools: CrawlTools, store: JobStore) -> None:
         self.tools, self.store = tools, store
         self._tasks: dict[str, asyncio.Task] = {}
-        self._running = asyncio.Semaphore(tools.settings.crawl_max_running)
+        self._running = {kind: asyncio.Semaphore(tools.settings.crawl_max_running) for kind in (CRAWL, BATCH)}
         # crawls extract in the pool searches use: they leave it at least one worker
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
         self._gate = HostGate(tools.settings.crawl_host_concurrency)
@@ -137,7 +138,7 @@ class Crawls:
         task.add_done_callback(lambda done: self._tasks.pop(job.id) if self._tasks.get(job.id) is done else None)
 
     async def _run(self, job: Job) -> None:
-        async with self._running:
+        async with self._running.get(job.options.kind, self._running[CRAWL]):
             try:
                 await run_crawl(job, self.tools, self.store, self._extract_slots, self._gate)
             except asyncio.CancelledError:

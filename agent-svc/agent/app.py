@@ -16,7 +16,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import crawl_routes, extract_routes, index_routes, map_routes, scrape_routes
+from agent.api import batch_routes, crawl_routes, extract_routes, index_routes, map_routes, scrape_routes
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
@@ -112,11 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         outcome = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
-    app.include_router(crawl_routes.router)
-    app.include_router(extract_routes.router)
-    app.include_router(index_routes.router)
-    app.include_router(scrape_routes.router)
-    app.include_router(map_routes.router)
+    for routes in (batch_routes, crawl_routes, extract_routes, index_routes, map_routes, scrape_routes):
+        app.include_router(routes.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

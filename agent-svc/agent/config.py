@@ -150,6 +150,8 @@ class Settings(BaseSettings):
                                         "resumed runs included, and says how many pages it left")
     crawl_ttl_s: float = Field(86_400.0, gt=0, description="How long a crawl's status and documents are kept "
                                "(the index keeps its pages)")
+    batch_max_urls: int = Field(1000, ge=1, le=10_000, description="Most URLs of one batch scrape, appendToId's "
+                                "included (Firecrawl sets no bound but its body size; its SDKs send 100 at a time)")
     crawl_junk_paths: str = Field(DEFAULT_JUNK_PATHS, description="RE2 pattern of navigation paths a crawl does "
                                   "not follow (empty: none); includePaths overrides it")
     # request limits: past them a request is a 413 (body) or a 400 naming the bound

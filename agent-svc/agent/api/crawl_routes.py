@@ -17,8 +17,8 @@ def _crawls(request: Request) -> Crawls:
     return request.app.state.crawls
 
 
-def _base_url(request: Request) -> str:
-    """Where this API version's crawl routes are, as the client reached them: `url` and `next` point there."""
+def api_base_url(request: Request) -> str:
+    """Where this API version's routes are, as the client reached them: `url` and `next` point there."""
     version = request.url.path.lstrip("/").split("/", 1)[0]
     return f"{str(request.base_url).rstrip('/')}/{version}"
 
@@ -28,7 +28,7 @@ def _base_url(request: Request) -> str:
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
     options = (await read_request(request, CrawlRequest)).to_options(crawls.tools.settings.crawl_max_pages)
-    return JSONResponse(started_body(await crawls.start(options), _base_url(request)))
+    return JSONResponse(started_body(await crawls.start(options), api_base_url(request)))
 
 
 @router.get("/v2/crawl/active")
@@ -42,7 +42,7 @@ async def active_crawls(request: Request) -> JSONResponse:
 async def crawl_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
     job, counts, documents = await _crawls(request).status(job_id, skip, limit, MAX_PAGE_BYTES)
-    return JSONResponse(status_body(job, counts, documents, skip, asked, _base_url(request)))
+    return JSONResponse(status_body(job, counts, documents, skip, asked, api_base_url(request)))
 
 
 @router.delete("/v2/crawl/{job_id}")

@@ -41,7 +41,7 @@ def active_body(jobs: list[Job]) -> dict[str, Any]:
 
 
 def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip: int, limit: int | None,
-                base_url: str) -> dict[str, Any]:
+                base_url: str, route: str = "crawl") -> dict[str, Any]:
     body: dict[str, Any] = {
         "success": True, "status": job.status, "total": counts.total, "completed": counts.completed,
         "creditsUsed": counts.completed, "expiresAt": _iso(job.expires), "data": documents,
@@ -50,7 +50,7 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
     }
     if counts.completed > skip + len(documents):
         query = {"skip": skip + len(documents), **({"limit": limit} if limit is not None else {})}
-        body["next"] = f"{base_url}/crawl/{job.id}?{urlencode(query)}"
+        body["next"] = f"{base_url}/{route}/{job.id}?{urlencode(query)}"
     warnings = list(job.options.warnings)
     if job.status == FAILED and job.error:
         body["error"] = job.error

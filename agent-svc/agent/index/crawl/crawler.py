@@ -1,10 +1,14 @@
-"""One crawl from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
+"""One crawl, or batch scrape, from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
 
 Each page: robots.txt → its host's turn (politeness) → fetch (the SSRF guard on every hop) → extraction in the
 worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index (ingest.py)
 → its links within the scope queued one hop deeper. A page that fails is recorded with its error (GET
 /v2/crawl/{id}/errors) and costs only itself; the index failing costs no page either, and the status's
 warning says how many were not indexed.
+
+A batch scrape is a crawl of its seeds alone (options.batch): no robots.txt, no sitemap, no link followed,
+nothing indexed, and a page the site answered with an error status is a Document with that status, as
+/v2/scrape gives it, not an error.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from agent.config import Settings
 from agent.core.formats import DOCUMENT_FORMATS, needs_whole_page
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
-from agent.index.crawl.jobs import COMPLETED, Job, JobStore, QueuedPage
+from agent.index.crawl.jobs import COMPLETED, RUNNING, Job, JobStore, QueuedPage
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.robots import RobotsCache
@@ -33,6 +37,8 @@ from agent.pages.workers import WorkerPool
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
                 "http": "SCRAPE_HTTP_ERROR"}
+# failures /v2/scrape answers with a Document (the site answered): a batch scrape keeps them as Documents too
+_SCRAPE_DOCUMENT_FAILURES = ("http", "unextracted")
 
 
 @dataclass(frozen=True)
@@ -69,20 +75,37 @@ class Crawl:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None
-                    ) -> None:
+async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None,
+                    gate: HostGate | None = None) -> None:
     """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
-    completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
-    extraction workers to searches."""
+    completed (a cancelled task stops at once). `extract_slots` and `gate`: shared by every crawl, so that
+    crawls leave extraction workers to searches, and stay polite to a host together."""
     settings = tools.settings
     crawl = Crawl(job, tools, store, Scope(job.options, settings.crawl_junk_paths),
                   RobotsCache(tools.fetcher, settings.crawl_page_timeout_s),
-                  HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
+                  gate or HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
     await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
     if not job.seeded:
         await _seed(crawl)
         await store.run(store.mark_seeded, job.id)
-    ends = time.time() + settings.crawl_max_duration_s - (time.time() - job.created)
+    ends = job.created + settings.crawl_max_duration_s
+    while time.time() < ends:
+        await _visit_queued(crawl, ends)
+        if await store.run(store.finish, job.id, COMPLETED, None, True):
+            return
+        if (await store.run(store.job, job.id)).status != RUNNING:
+            return  # cancelled while its last pages were visited
+        # else pages were appended (a batch scrape's appendToId) as the last ones finished: visit them too
+    left = await store.run(store.queued, job.id)
+    note = (f"stopped after CRAWL_MAX_DURATION_S ({settings.crawl_max_duration_s:g} s) with {left} pages not "
+            "visited") if left else None
+    await store.run(store.finish, job.id, COMPLETED, note)
+
+
+async def _visit_queued(crawl: Crawl, ends: float) -> None:
+    """Visit the queued pages, a few at once, until none is left or the time is up."""
+    store, job = crawl.store, crawl.job
+    settings = crawl.tools.settings
     concurrency = min(job.options.max_concurrency or settings.crawl_concurrency, settings.crawl_concurrency)
     running: set[asyncio.Task] = set()
     try:
@@ -100,10 +123,6 @@ async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-    left = await store.run(store.queued, job.id)
-    note = (f"stopped after CRAWL_MAX_DURATION_S ({settings.crawl_max_duration_s:g} s) with {left} pages not "
-            "visited") if left else None
-    await store.run(store.finish, job.id, COMPLETED, note)
 
 
 async def _seed(crawl: Crawl) -> None:
@@ -120,17 +139,21 @@ async def _seed(crawl: Crawl) -> None:
 
 
 async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
-    store, job_id = crawl.store, crawl.job_id
-    robots = await crawl.robots.of(queued.url)
-    if not crawl.options.ignore_robots and not robots.allows(queued.url):
+    store, job_id, options = crawl.store, crawl.job_id, crawl.options
+    robots = None if options.batch else await crawl.robots.of(queued.url)
+    if robots is not None and not options.ignore_robots and not robots.allows(queued.url):
         await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
         return
-    page = await _page(crawl, queued.url, robots.crawl_delay_s())
-    if page.extracted is None:
+    page = await _page(crawl, queued.url, robots.crawl_delay_s() if robots is not None else 0.0)
+    if page.extracted is None and not (options.batch and page.failure in _SCRAPE_DOCUMENT_FAILURES):
         error = str(page.error or "no text could be extracted")
         await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))
         return
-    await _index(crawl, page)
+    if page.extracted is None:
+        await store.run(store.done, job_id, queued.key, document(queued.url, "", "", page, []))
+        return
+    if not options.batch:
+        await _index(crawl, page)
     formats = [f for f in crawl.options.formats if f in DOCUMENT_FORMATS]
     await store.run(store.done, job_id, queued.key,
                     document(queued.url, page.extracted.title, page.extracted.description, page, formats))
@@ -143,16 +166,17 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
 
 async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     settings = crawl.tools.settings
+    timeout_s = crawl.options.page_timeout_s or settings.crawl_page_timeout_s
     delay = max(crawl.options.delay_s or 0.0, robots_delay_s, settings.crawl_host_delay_s)
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
-        fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + settings.crawl_page_timeout_s,
+        fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + timeout_s,
                                                          cache_use=crawl.options.cache_use)
     how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats))
     if not fetched.ok:
         return Page(fetched, error=fetched.error, extraction=how)
     # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
     async with crawl.extract_slots:
-        return await extracted(fetched, how, crawl.tools.cpu_pool, time.monotonic() + settings.crawl_page_timeout_s)
+        return await extracted(fetched, how, crawl.tools.cpu_pool, time.monotonic() + timeout_s)
 
 
 async def _index(crawl: Crawl, page: Page) -> None:

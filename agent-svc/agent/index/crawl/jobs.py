@@ -133,11 +133,30 @@ class JobStore:
     def mark_seeded(self, job_id: str) -> None:
         self._db.execute("UPDATE jobs SET seeded = 1 WHERE id = ?", (job_id,))
 
-    def finish(self, job_id: str, status: str, error: str | None = None) -> bool:
-        """Mark a running job finished; False when it already was (a cancel and the end of a crawl may race)."""
-        cursor = self._db.execute("UPDATE jobs SET status = ?, error = ? WHERE id = ? AND status = ?",
-                                  (status, error, job_id, RUNNING))
+    def finish(self, job_id: str, status: str, error: str | None = None, drained: bool = False) -> bool:
+        """Mark a running job finished; False when it already was (a cancel and the end of a crawl may race),
+        or, with `drained`, while pages are still queued (a batch scrape's appendToId may add some at the end)."""
+        unvisited = " AND NOT EXISTS (SELECT 1 FROM pages WHERE job = ? AND state IN ('queued', 'fetching'))"
+        cursor = self._db.execute("UPDATE jobs SET status = ?, error = ? WHERE id = ? AND status = ?" +
+                                  (unvisited if drained else ""),
+                                  (status, error, job_id, RUNNING, *((job_id,) if drained else ())))
         return cursor.rowcount == 1
+
+    def append(self, job_id: str, pages: list[tuple[str, str, int]], limit: int) -> str | None:
+        """Queue more pages on a running or completed job, which runs again; return its status before (None: no
+        such job), and queue nothing when it was cancelled or failed. One transaction, so that it and the
+        job's end (`finish` with `drained`) never both miss the new pages."""
+        with self._transaction():
+            row = self._db.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None or row[0] not in (RUNNING, COMPLETED):
+                return row[0] if row else None
+            self._add(job_id, pages, limit)
+            self._db.execute("UPDATE jobs SET status = ?, error = NULL WHERE id = ?", (RUNNING, job_id))
+        return row[0]
+
+    def known(self, job_id: str) -> int:
+        """Pages a job knows of, whatever their state."""
+        return self._db.execute("SELECT COUNT(*) FROM pages WHERE job = ?", (job_id,)).fetchone()[0]
 
     def requeue_unfinished(self, job_id: str) -> None:
         self._db.execute("UPDATE pages SET state = 'queued' WHERE job = ? AND state = 'fetching'", (job_id,))
@@ -147,15 +166,17 @@ class JobStore:
         `limit` and it knows of at most ROWS_PER_PAGE × `limit` pages (failed and blocked ones give their place
         in the total back, not their cost); return how many were queued."""
         with self._transaction():
-            known = self._db.execute("SELECT COUNT(*) FROM pages WHERE job = ?", (job_id,)).fetchone()[0]
-            room = min(limit - self.counts(job_id).total, ROWS_PER_PAGE * limit - known)
-            added = 0
-            for key, url, depth in pages:
-                if added >= room:
-                    break
-                cursor = self._db.execute("INSERT OR IGNORE INTO pages (job, key, url, depth, state) "
-                                          "VALUES (?, ?, ?, ?, 'queued')", (job_id, key, url, depth))
-                added += cursor.rowcount
+            return self._add(job_id, pages, limit)
+
+    def _add(self, job_id: str, pages: list[tuple[str, str, int]], limit: int) -> int:
+        room = min(limit - self.counts(job_id).total, ROWS_PER_PAGE * limit - self.known(job_id))
+        added = 0
+        for key, url, depth in pages:
+            if added >= room:
+                break
+            cursor = self._db.execute("INSERT OR IGNORE INTO pages (job, key, url, depth, state) "
+                                      "VALUES (?, ?, ?, ?, 'queued')", (job_id, key, url, depth))
+            added += cursor.rowcount
         return added
 
     def take(self, job_id: str, count: int) -> list[QueuedPage]:

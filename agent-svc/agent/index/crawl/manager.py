@@ -1,7 +1,9 @@
-"""The crawls agent-svc runs: started by POST /v2/crawl, cancelled by DELETE, resumed after a restart.
+"""The crawls and batch scrapes agent-svc runs: started by POST /v2/crawl or /v2/batch/scrape, cancelled by
+DELETE, resumed after a restart. They share one host gate (politeness), the extraction slots and the limits.
 
-At most CRAWL_MAX_RUNNING crawls run at once; the others wait, reported as scraping, and past CRAWL_MAX_JOBS
-unfinished ones a new crawl is refused (429). A crawl that raises is marked failed with the error (status
+At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
+hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
+is refused (429). A crawl that raises is marked failed with the error (status
 "failed", as Firecrawl's clients expect), never left running silently.
 """
 
@@ -13,10 +15,12 @@ from typing import Any
 
 from wisp_obs.requests import request_id
 
-from agent.errors import WispError
+from agent.errors import BadRequest, WispError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
-from agent.index.crawl.jobs import CANCELLED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
-from agent.index.crawl.options import CrawlOptions
+from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
+from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
+from agent.index.crawl.politeness import HostGate
+from agent.index.crawl.scope import url_key
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +48,16 @@ class Crawls:
     def __init__(self, tools: CrawlTools, store: JobStore) -> None:
         self.tools, self.store = tools, store
         self._tasks: dict[str, asyncio.Task] = {}
-        self._running = asyncio.Semaphore(tools.settings.crawl_max_running)
+        self._running = {kind: asyncio.Semaphore(tools.settings.crawl_max_running) for kind in (CRAWL, BATCH)}
         # crawls extract in the pool searches use: they leave it at least one worker
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
+        self._gate = HostGate(tools.settings.crawl_host_concurrency)
 
-    async def start(self, options: CrawlOptions) -> str:
+    async def start(self, options: CrawlOptions, append_to: str | None = None) -> str:
+        """A new job's id; with `append_to`, the seeds join that job of the same kind instead (see `append`)."""
+        if append_to is not None:
+            await self.append(append_to, options.kind, list(options.seeds))
+            return append_to
         settings = self.tools.settings
         await self.store.run(self.store.expire)
         if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
@@ -73,27 +82,44 @@ class Crawls:
             log.info("resumed %d crawls: %s", len(resumed), ", ".join(resumed))
         return resumed
 
-    async def job(self, job_id: str) -> Job:
-        job = await self.store.run(self.store.job, job_id)
-        return _live(job)
+    async def append(self, job_id: str, kind: str, urls: list[str]) -> None:
+        """Queue more URLs on a running or completed job of this kind (a batch scrape's appendToId), within its
+        limit; a completed one runs again. 404 for no such job, 409 for a cancelled or failed one."""
+        job = await self.job(job_id, kind)
+        if await self.store.run(self.store.known, job_id) + len(urls) > job.options.limit:
+            raise BadRequest(f"the job would have more than {job.options.limit} URLs")
+        pages = [(url_key(url, job.options.ignore_query, job.options.dedupe_similar), url, 0) for url in urls]
+        before = await self.store.run(self.store.append, job_id, pages, job.options.limit)
+        if before not in (RUNNING, COMPLETED):
+            raise AlreadyFinished(str(before))
+        if before == COMPLETED:  # its task has ended, or ends without the new pages
+            self._spawn(await self.job(job_id))
 
-    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int
+    async def job(self, job_id: str, kind: str | None = None) -> Job:
+        """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's)."""
+        job = _live(await self.store.run(self.store.job, job_id))
+        if kind is not None and job.options.kind != kind:
+            raise JobNotFound()
+        return job
+
+    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int, kind: str | None = None
                      ) -> tuple[Job, Counts, list[dict[str, Any]]]:
         snapshot = await self.store.run(self.store.snapshot, job_id, skip, limit, max_bytes)
-        if snapshot is None:
+        if snapshot is None or (kind is not None and snapshot[0].options.kind != kind):
             raise JobNotFound()
         _live(snapshot[0])
         return snapshot
 
-    async def errors(self, job_id: str) -> tuple[list[dict[str, Any]], list[str]]:
-        await self.job(job_id)
+    async def errors(self, job_id: str, kind: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+        await self.job(job_id, kind)
         return await self.store.run(self.store.errors, job_id)
 
     async def active(self) -> list[Job]:
-        return await self.store.run(self.store.running_jobs)
+        """The running crawls (batch scrapes are not crawls)."""
+        return [job for job in await self.store.run(self.store.running_jobs) if job.options.kind == CRAWL]
 
-    async def cancel(self, job_id: str) -> None:
-        job = await self.job(job_id)
+    async def cancel(self, job_id: str, kind: str | None = None) -> None:
+        job = await self.job(job_id, kind)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read
         if task := self._tasks.get(job_id):
@@ -108,12 +134,13 @@ class Crawls:
     def _spawn(self, job: Job) -> None:
         task = asyncio.create_task(self._run(job), name=f"crawl-{job.id}")
         self._tasks[job.id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(job.id, None))
+        # an append may start a job's next task before its last one is done: that one forgets only itself
+        task.add_done_callback(lambda done: self._tasks.pop(job.id) if self._tasks.get(job.id) is done else None)
 
     async def _run(self, job: Job) -> None:
-        async with self._running:
+        async with self._running.get(job.options.kind, self._running[CRAWL]):
             try:
-                await run_crawl(job, self.tools, self.store, self._extract_slots)
+                await run_crawl(job, self.tools, self.store, self._extract_slots, self._gate)
             except asyncio.CancelledError:
                 raise
             except Exception as e:

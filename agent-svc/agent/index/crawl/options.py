@@ -22,6 +22,8 @@ MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
 MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without following links
 MAX_URL_CHARS = 2048
+CRAWL, BATCH = "crawl", "batch"
+_NOT_IN_HOSTS = set('<>#?@[]\\^|"{}`%')  # WHATWG's forbidden host code points (and spaces): `new URL` refuses them
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class CrawlOptions:
     formats: tuple[str, ...] = ("markdown",)
     main_only: bool = True
     warnings: tuple[str, ...] = field(default=())
+    kind: str = CRAWL  # crawl | batch: a batch scrape fetches its seeds as /v2/scrape would, and nothing else
+    page_timeout_s: float | None = None  # a batch's scrape `timeout`; None: CRAWL_PAGE_TIMEOUT_S
     max_age_ms: int | None = None  # scrapeOptions.maxAge (None: DEFAULT_MAX_AGE_MS)
     store_in_cache: bool = True
 
@@ -54,6 +58,11 @@ class CrawlOptions:
     @property
     def cache_use(self) -> CacheUse:
         return CacheUse(self.max_age_ms, self.store_in_cache)
+
+    @property
+    def batch(self) -> bool:
+        """A batch scrape: no robots.txt (a scrape ignores it, as Firecrawl's), no index, no links followed."""
+        return self.kind == BATCH
 
     def as_json(self) -> dict[str, Any]:
         return {name: list(value) if isinstance(value, tuple) else value
@@ -153,12 +162,14 @@ class CrawlRequest(BaseModel):
 
 
 def check_page_url(url: str) -> None:
-    """A 400 unless `url` is an absolute http(s) URL of at most MAX_URL_CHARS with a host and a valid port."""
+    """A 400 unless `url` is an absolute http(s) URL of at most MAX_URL_CHARS with a valid host and port."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port out of range
     except ValueError as e:
         raise BadRequest(f"invalid url {url[:200]!r}: {e}") from None
-    if len(url) > MAX_URL_CHARS or parts.scheme not in ("http", "https") or not parts.hostname:
+    host = parts.hostname or ""
+    if (len(url) > MAX_URL_CHARS or parts.scheme not in ("http", "https") or not host
+            or any(c.isspace() or c in _NOT_IN_HOSTS for c in host)):
         raise BadRequest(f"invalid url {url[:200]!r}: an absolute http(s) URL of at most {MAX_URL_CHARS} "
                          "characters is required")

@@ -12,7 +12,7 @@ import pytest
 
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
-from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore
+from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore, QueuedPage
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
@@ -340,3 +340,53 @@ def test_max_concurrency_bounds_the_pages_fetched_at_once(store: JobStore, max_c
     crawl(store, site, settings={"crawl_concurrency": 4, "crawl_host_concurrency": 8},
           max_concurrency=max_concurrency, sitemap="skip")
     assert site.peak == peak and done(store) == EVERY_PAGE - {URL("d.html")}
+
+
+def test_a_batch_scrapes_its_urls_alone_as_scrape_would(store: JobStore) -> None:
+    seeds = (SEED, URL("secret.html"), URL("missing.html"), URL("empty.html"))
+    site, index = crawl(store, seeds=seeds, kind="batch", max_depth=0, sitemap="skip", ignore_robots=True,
+                        dedupe_similar=False, formats=("markdown",))
+    assert sorted(site.asked) == sorted(seeds)  # no robots.txt, no sitemap, no link followed
+    assert index.calls == 0 and store.job("j").indexed == 0  # nothing into the vector index
+    documents = {d["metadata"]["sourceURL"]: d for d in store.documents("j", 0, 100, 10**9)}
+    assert set(documents) == set(seeds) and "Secret page" in documents[URL("secret.html")]["markdown"]
+    missing = documents[URL("missing.html")]  # the site's answer, a Document as /v2/scrape gives it
+    assert missing["metadata"]["statusCode"] == 404 and "markdown" not in missing
+    assert "error" in documents[URL("empty.html")]["metadata"] and store.errors("j") == ([], [])
+
+
+def test_a_batchs_failures_without_a_page_are_its_errors(store: JobStore) -> None:
+    site = FakeSite(SITE, errors={URL("slow.html"): PageError("timeout", "still loading at the deadline")})
+    crawl(store, site, seeds=(SEED, URL("slow.html")), kind="batch", max_depth=0, sitemap="skip")
+    assert {e["url"]: e["code"] for e in store.errors("j")[0]} == {URL("slow.html"): "SCRAPE_TIMEOUT"}
+
+
+def test_a_batchs_page_timeout_is_its_scrapes(store: JobStore) -> None:
+    class Deadlines(FakeSite):
+        async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                               cache_use: CacheUse | None = None) -> Fetched:
+            self.left = deadline - time.monotonic()
+            return await super().fetch_before(url, deadline, types)
+
+    site = Deadlines(SITE)
+    crawl(store, site, seeds=(SEED,), kind="batch", max_depth=0, sitemap="skip", page_timeout_s=2.5)
+    assert 2.0 < site.left <= 2.5
+
+
+def test_pages_appended_as_a_job_ends_are_visited_before_it_completes(tmp_path: Path) -> None:
+    class AppendsAtTheEnd(JobStore):
+        """Appends a page (appendToId) just after the job first found its queue empty, before it completes."""
+
+        appended = False
+
+        def take(self, job_id: str, count: int) -> list[QueuedPage]:
+            taken = super().take(job_id, count)
+            if not taken and not self.appended:
+                self.appended = True
+                self.append(job_id, [(url_key(URL("a.html")), URL("a.html"), 0)], 20)
+            return taken
+
+    store = AppendsAtTheEnd(str(tmp_path / "crawls.sqlite"))
+    crawl(store, seeds=(SEED,), kind="batch", max_depth=0, sitemap="skip")
+    assert done(store) == {SEED, URL("a.html")} and store.job("j").status == COMPLETED
+    store.close()

@@ -203,3 +203,25 @@ def test_an_in_memory_store_works_for_tests_and_tools() -> None:
     jobs.create("j", OPTIONS, ttl_s=60)
     assert jobs.finish("j", COMPLETED) and jobs.job("j").status == COMPLETED
     jobs.close()
+
+
+def test_a_drained_finish_waits_for_the_last_queued_page(store: JobStore) -> None:
+    store.add_pages("j", [page(1)], limit=10)
+    assert not store.finish("j", COMPLETED, None, drained=True)  # a page appended as the last one finished
+    [taken] = store.take("j", 5)
+    store.done("j", taken.key, {"markdown": "1"})
+    assert store.finish("j", COMPLETED, None, drained=True) and store.job("j").status == COMPLETED
+
+
+def test_appending_reopens_a_completed_job_within_its_limit(store: JobStore) -> None:
+    store.finish("j", COMPLETED)
+    assert store.append("j", [page(1), page(2)], limit=10) == COMPLETED
+    assert store.job("j").status == RUNNING and store.queued("j") == 2 and store.known("j") == 2
+    assert store.append("j", [page(2), page(3)], limit=10) == RUNNING and store.known("j") == 3
+
+
+def test_appending_to_a_cancelled_or_unknown_job_queues_nothing(store: JobStore) -> None:
+    store.finish("j", CANCELLED)
+    assert store.append("j", [page(1)], limit=10) == CANCELLED
+    assert store.job("j").status == CANCELLED and store.known("j") == 0
+    assert store.append("nope", [page(1)], limit=10) is None

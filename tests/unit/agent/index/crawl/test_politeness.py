@@ -3,7 +3,7 @@
 import asyncio
 import time
 
-from agent.index.crawl.politeness import MAX_DELAY_S, HostGate
+from agent.index.crawl.politeness import MAX_DELAY_S, MAX_IDLE_HOSTS, HostGate
 
 
 async def visit(gate: HostGate, host: str, delay_s: float, log: list[tuple[str, str, float]],
@@ -72,3 +72,44 @@ def test_a_huge_delay_is_capped_at_a_minute() -> None:
         return gate._next_start["a.test"] - time.monotonic()
 
     assert 0 < asyncio.run(main()) <= MAX_DELAY_S
+
+
+def test_jobs_sharing_the_gate_stay_within_the_hosts_concurrency_together() -> None:
+    log: list[tuple[str, str, float]] = []
+
+    async def main() -> None:
+        gate = HostGate(concurrency=2)  # a crawl (robots.txt's pause) and a batch (none) on one host
+        await asyncio.gather(*(visit(gate, "a.test", 0.01, log, hold_s=0.02) for _ in range(3)),
+                             *(visit(gate, "a.test", 0.0, log, hold_s=0.02) for _ in range(4)))
+
+    asyncio.run(main())
+    assert most_at_once(log) == 2
+
+
+def test_a_request_without_a_pause_waits_for_the_pause_another_job_asked() -> None:
+    log: list[tuple[str, str, float]] = []
+
+    async def main() -> None:
+        gate = HostGate(concurrency=4)
+        await visit(gate, "a.test", 0.2, log)
+        await visit(gate, "a.test", 0.0, log)
+
+    asyncio.run(main())
+    first, second = starts(log, "a.test")
+    assert second - first >= 0.2 - 0.01
+
+
+def test_idle_hosts_whose_pause_is_over_are_forgotten() -> None:
+    async def main() -> HostGate:
+        gate = HostGate(concurrency=1)
+        for n in range(MAX_IDLE_HOSTS + 5):
+            async with gate.turn(f"h{n}.test", 0.0):
+                pass
+        async with gate.turn("paused.test", 30.0):
+            pass
+        async with gate.turn("last.test", 0.0):
+            pass
+        return gate
+
+    gate = asyncio.run(main())
+    assert len(gate._users) <= MAX_IDLE_HOSTS + 1 and "paused.test" in gate._next_start  # its pause is kept

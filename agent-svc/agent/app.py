@@ -16,12 +16,13 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import crawl_routes, index_routes, scrape_routes
+from agent.api import crawl_routes, index_routes, scrape_routes, team_routes
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
 from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
 from agent.api.streaming import search_events
+from agent.api.usage import Metering, Usage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import UpstreamError, WispError
@@ -89,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    app.state.usage = Usage()
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
@@ -108,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(crawl_routes.router)
     app.include_router(index_routes.router)
     app.include_router(scrape_routes.router)
+    app.include_router(team_routes.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -129,6 +132,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     _install_error_handlers(app)
+    app.add_middleware(Metering, usage=app.state.usage)  # inside the gate: refused requests are not counted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included

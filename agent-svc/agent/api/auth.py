@@ -19,7 +19,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter
+from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
 from agent.api.firecrawl import error_body
 from agent.config import Settings
 from agent.errors import Unauthorized, WispError
@@ -27,8 +27,6 @@ from agent.errors import Unauthorized, WispError
 log = logging.getLogger("agent")
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-# an MCP session's messages are not counted: the tool calls among them reach /v2 in-process, and are counted there
-UNCOUNTED_PATHS = frozenset({"/mcp", "/mcp/"})
 MIN_KEY_CHARS = 16
 _KEY = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an HTTP header carries unchanged
 # Firecrawl's wording (controllers/auth.ts)
@@ -105,14 +103,14 @@ class Gate:
             await self.app(scope, receive, send)
             return
         if self.keys is None:
-            client = f"addr:{scope['client'][0]}" if scope.get("client") else "addr:unknown"
+            client = caller(scope)
         else:
             found = self.keys.check(_header(scope, b"authorization"))
             if isinstance(found, Unauthorized):
                 await _refuse(send, found)
                 return
             client = found
-        if self.per_minute is not None and _counted(scope) and (refusal := self.per_minute.hit(client)):
+        if self.per_minute is not None and starts_work(scope) and (refusal := self.per_minute.hit(client)):
             await _refuse(send, refusal)
             return
         releases: list[Callable[[], None]] = []
@@ -150,11 +148,6 @@ def load_keys(settings: Settings) -> KeyRing | None:
         # meant to be closed: an empty key file must not leave agent-svc open
         raise ValueError("API_KEYS or API_KEYS_FILE is set but names no key")
     return KeyRing(keys) if keys else None
-
-
-def _counted(scope: Scope) -> bool:
-    """Whether the per-minute limit counts the request: the POSTs that start work."""
-    return scope["method"] == "POST" and scope["path"] not in UNCOUNTED_PATHS
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:

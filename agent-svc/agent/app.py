@@ -16,7 +16,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import crawl_routes, index_routes, scrape_routes, team_routes
+from agent.api import crawl_routes, crawl_ws, index_routes, scrape_routes, team_routes
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
@@ -111,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(index_routes.router)
     app.include_router(scrape_routes.router)
     app.include_router(team_routes.router)
+    app.include_router(crawl_ws.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

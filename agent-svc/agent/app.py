@@ -34,6 +34,7 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
+from agent.search.recent import RecentScrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.clients import Upstreams
@@ -91,6 +92,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
     app.state.usage = Usage()
+    app.state.recent_scrapes = RecentScrapes(settings.scrape_keep_count, settings.scrape_keep_bytes,
+                                             settings.scrape_keep_s)
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")

@@ -151,6 +151,12 @@ class Settings(BaseSettings):
     # /v2/scrape and /v1/scrape
     scrape_timeout_s: float = Field(30.0, gt=0, le=300, description="Deadline of a scrape that names no `timeout` "
                                     "(fetch, extraction and the LLM formats together; /v1 clients send 30 s)")
+    scrape_keep_s: float = Field(3600.0, ge=0, description="How long GET /v2/scrape/{id} finds a scrape's Document "
+                                 "(kept in memory; 0: not kept)")
+    scrape_keep_count: int = Field(1000, ge=0, le=1_000_000, description="Most scrape Documents kept for GET "
+                                   "/v2/scrape/{id}; the oldest go first")
+    scrape_keep_bytes: int = Field(64_000_000, ge=0, description="Most bytes (of JSON) of the scrape Documents kept "
+                                   "for GET /v2/scrape/{id}; the oldest go first")
     # observability
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "

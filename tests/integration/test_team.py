@@ -120,3 +120,12 @@ def test_usage_needs_a_key(team_agent: str) -> None:
     response = httpx.get(f"{team_agent}/v2/concurrency-check")
     assert response.status_code == 401 and response.json() == {"success": False, "error": "Unauthorized"}
 
+
+def test_a_scrape_is_found_again_by_its_id_by_its_own_key_only(team_agent: str, stack: OfflineStack) -> None:
+    doc = Firecrawl(api_url=team_agent, api_key=KEY).scrape(f"{stack.web.url}/www.sqlite.org/wal.html")
+    path = f"{team_agent}/v2/scrape/{doc.metadata.scrape_id}"
+    mine = httpx.get(path, headers={"Authorization": f"Bearer {KEY}"})
+    assert mine.status_code == 200 and mine.json()["data"]["markdown"] == doc.markdown
+    theirs = httpx.get(path, headers={"Authorization": f"Bearer {OTHER}"})
+    assert theirs.status_code == 403
+    assert theirs.json() == {"success": False, "error": "You are not allowed to access this resource."}

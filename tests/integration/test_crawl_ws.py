@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 import websockets
-from firecrawl import Firecrawl
+from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
 
 from offline_web.processes import free_port
 from offline_web.stack import OfflineStack
@@ -73,6 +73,46 @@ def test_firecrawl_py_watcher_gets_the_whole_crawl_through_the_socket(watched_ag
     urls = [d["metadata"]["sourceURL"] for d in done[0]["data"]]
     assert sorted(urls) == sorted(d["metadata"]["sourceURL"] for d in status["data"])
     assert [d["metadata"]["sourceURL"] for d in documents] == urls
+
+
+def test_firecrawl_py_async_watcher_ends_with_the_whole_crawl(watched_agent: str, stack: OfflineStack) -> None:
+    job_id = start_slow_crawl(watched_agent, stack)
+
+    async def watch() -> list:
+        return [snapshot async for snapshot in AsyncFirecrawl(api_url=watched_agent, api_key=KEY).watcher(
+            job_id, poll_interval=60, timeout=120)]
+
+    snapshots = asyncio.run(watch())
+    assert snapshots[-1].status == "completed" and len(snapshots[-1].data) == 4
+    assert {d.metadata.source_url for d in snapshots[-1].data} == {
+        d["metadata"]["sourceURL"] for d in finished_crawl(watched_agent, job_id)["data"]}
+
+
+def test_firecrawl_py_v1_watcher_hears_every_document_and_done(watched_agent: str, stack: OfflineStack) -> None:
+    watcher = V1FirecrawlApp(api_url=watched_agent, api_key=KEY).crawl_url_and_watch(
+        f"{stack.web.url}/www.sqlite.org/", limit=3, delay=1)
+    documents, done = [], []
+    watcher.add_event_listener("document", lambda event: documents.append(event["data"]))
+    watcher.add_event_listener("done", done.append)
+    asyncio.run(asyncio.wait_for(watcher.connect(), 120))  # on /v1/crawl/{id}, until the socket closes
+    assert [event["status"] for event in done] == ["completed"] and len(done[0]["data"]) == 3
+    assert len(documents) == 3
+
+
+def test_a_crawl_cancelled_while_watched_closes_the_socket_without_done(watched_agent: str,
+                                                                       stack: OfflineStack) -> None:
+    job_id = start_slow_crawl(watched_agent, stack, limit=20)
+
+    async def watch() -> tuple[list[str], int, str]:
+        async with websockets.connect(ws_url(watched_agent, job_id), additional_headers=AUTH) as socket:
+            types = [json.loads(await socket.recv())["type"]]
+            httpx.delete(f"{watched_agent}/v2/crawl/{job_id}", headers=AUTH).raise_for_status()
+            types += [json.loads(m)["type"] async for m in socket]
+            return types, socket.close_code, socket.close_reason
+
+    types, code, reason = asyncio.run(watch())
+    assert types[0] == "catchup" and set(types[1:]) <= {"document"}  # the watchers read `cancelled` over HTTP
+    assert (code, json.loads(reason)) == (1000, {"type": "done"})
 
 
 def test_firecrawl_js_watcher_follows_a_crawl_with_the_key_as_subprotocol(watched_agent: str,

@@ -16,12 +16,22 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
-from agent.api import batch_routes, crawl_routes, extract_routes, index_routes, map_routes, scrape_routes
+from agent.api import (
+    batch_routes,
+    crawl_routes,
+    crawl_ws,
+    extract_routes,
+    index_routes,
+    map_routes,
+    scrape_routes,
+    team_routes,
+)
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
 from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
 from agent.api.streaming import search_events
+from agent.api.usage import Metering, Usage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import UpstreamError, WispError
@@ -35,6 +45,7 @@ from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.extract_jobs import extract_jobs
+from agent.search.recent import RecentScrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.clients import Upstreams
@@ -96,6 +107,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    app.state.usage = Usage()
+    app.state.recent_scrapes = RecentScrapes(settings.scrape_keep_count, settings.scrape_keep_bytes,
+                                             settings.scrape_keep_s)
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
@@ -112,7 +126,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         outcome = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
-    for routes in (batch_routes, crawl_routes, extract_routes, index_routes, map_routes, scrape_routes):
+    for routes in (batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes, scrape_routes,
+                   team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")
@@ -135,6 +150,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     _install_error_handlers(app)
+    app.add_middleware(Metering, usage=app.state.usage)  # inside the gate: refused requests are not counted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included

@@ -183,6 +183,12 @@ class Settings(BaseSettings):
                                  "what the sources gave by then is the map")
     map_max_pages: int = Field(10, ge=1, le=100, description="Pages a map fetches for their links: the seed and "
                                "the first pages it links to")
+    scrape_keep_s: float = Field(3600.0, ge=0, description="How long GET /v2/scrape/{id} finds a scrape's Document "
+                                 "(kept in memory; 0: not kept)")
+    scrape_keep_count: int = Field(1000, ge=0, le=1_000_000, description="Most scrape Documents kept for GET "
+                                   "/v2/scrape/{id}; the oldest go first")
+    scrape_keep_bytes: int = Field(64_000_000, ge=0, description="Most bytes (of JSON) of the scrape Documents kept "
+                                   "for GET /v2/scrape/{id}; the oldest go first")
     # observability
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "

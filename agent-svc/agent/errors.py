@@ -43,6 +43,14 @@ class InvalidRequestBody(BadRequest):
         super().__init__("Invalid request body", details)
 
 
+class Forbidden(WispError):
+    status = 403
+
+
+class NotFound(WispError):
+    status = 404
+
+
 class PayloadTooLarge(WispError):
     status = 413
     code = "PAYLOAD_TOO_LARGE"

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 from firecrawl import Firecrawl
+from firecrawl.v2.utils.error_handler import BadRequestError
 
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import finished_crawl, index_agent_service
@@ -151,3 +152,14 @@ def _wait_for(condition, timeout_s: float = 120) -> None:
             return
         time.sleep(0.3)
     raise AssertionError(f"not within {timeout_s} s")
+
+
+def test_crawl_options_from_a_prompt_are_a_400_not_supported(agent_url: str) -> None:
+    response = httpx.post(f"{agent_url}/v2/crawl/params-preview", json={"url": "https://example.org/",
+                                                                        "prompt": "only the blog posts"})
+    assert response.status_code == 400 and response.json()["success"] is False
+    assert response.json()["error"].startswith("Crawl options derived from a prompt are not supported")
+    with pytest.raises(BadRequestError, match="not supported"):
+        Firecrawl(api_url=agent_url).crawl_params_preview("https://example.org/", "only the blog posts")
+    [js] = call_js(agent_url, {"method": "crawlParamsPreview", "args": ["https://example.org/", "only the blog"]})
+    assert not js["ok"] and js["error"]["status"] == 400 and "not supported" in js["error"]["message"]

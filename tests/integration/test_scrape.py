@@ -145,3 +145,23 @@ def test_langchains_firecrawl_loader_in_scrape_mode(scrape_agent: str, wal: str,
     [doc] = loader.load()
     assert "checkpoint" in doc.page_content
     assert doc.metadata["source_url"] == wal and doc.metadata["status_code"] == 200
+
+
+def test_a_recent_scrape_is_found_again_by_its_id(scrape_agent: str, wal: str) -> None:
+    doc = Firecrawl(api_url=scrape_agent).scrape(wal, formats=["markdown", "links"])
+    for version in ("v2", "v1"):
+        again = httpx.get(f"{scrape_agent}/{version}/scrape/{doc.metadata.scrape_id}")
+        assert again.status_code == 200 and again.json()["success"]
+        data = again.json()["data"]
+        assert data["markdown"] == doc.markdown and data["links"] == doc.links
+        assert data["metadata"]["scrapeId"] == doc.metadata.scrape_id
+
+
+@pytest.mark.parametrize(("scrape_id", "status", "error"), [
+    ("0190a0a0-0000-7000-8000-000000000000", 404, "Job not found."),
+    ("not-an-id", 400, "Invalid scrape ID: a scrape's id is the UUID in its metadata.scrapeId"),
+])
+def test_an_unknown_or_malformed_scrape_id_is_a_4xx_in_firecrawls_envelope(scrape_agent: str, scrape_id: str,
+                                                                           status: int, error: str) -> None:
+    response = httpx.get(f"{scrape_agent}/v2/scrape/{scrape_id}")
+    assert response.status_code == status and response.json() == {"success": False, "error": error}

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from starlette.requests import Request
+from starlette.types import Scope
 
 from agent.core.query import SearchQuery
 from agent.errors import RateLimited
@@ -23,6 +24,8 @@ from agent.ranking.modes import MODES
 WINDOW_S = 60.0
 CLIENT = "wisp.client"  # scope keys the gate sets: who calls, and what to free when the response is done
 RELEASES = "wisp.releases"
+# an MCP session's messages are not counted: the tool calls among them reach /v2 in-process, and are counted there
+UNCOUNTED_PATHS = frozenset({"/mcp", "/mcp/"})
 COSTLY_RETRY_AFTER_S = 1  # a costly request takes about 0.5 to 8 s: a second later a slot is likely free
 
 Clock = Callable[[], float]
@@ -94,6 +97,16 @@ class ConcurrencyCap:
             self._running[client] = running
         else:
             del self._running[client]
+
+
+def caller(scope: Scope) -> str:
+    """The client a keyless request counts as: its address."""
+    return f"addr:{scope['client'][0]}" if scope.get("client") else "addr:unknown"
+
+
+def starts_work(scope: Scope) -> bool:
+    """Whether a request starts work, which the per-minute limit and the usage count: the POSTs, MCP's excepted."""
+    return scope.get("method") == "POST" and scope["path"] not in UNCOUNTED_PATHS
 
 
 def is_costly(query: SearchQuery) -> bool:

@@ -1,8 +1,10 @@
 """API keys and the gate in front of every route.
 
 Without API_KEYS or API_KEYS_FILE agent-svc is open, as for local use. With them, every route but health needs
-`Authorization: Bearer <key>`, else a 401 in Firecrawl's envelope and wording. The gate also names the client
-the limits count (the key, or the caller's address when keyless) and applies RATE_LIMIT_PER_MIN (admission.py).
+`Authorization: Bearer <key>`, else a 401 in Firecrawl's envelope and wording; a WebSocket may carry the key as
+its subprotocol instead (Firecrawl's JS watcher does), and is refused with the same 401 before its handshake.
+The gate also names the client the limits count (the key, or the caller's address when keyless) and applies
+RATE_LIMIT_PER_MIN (admission.py).
 Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
 """
 
@@ -19,7 +21,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter
+from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
 from agent.api.firecrawl import error_body
 from agent.config import Settings
 from agent.errors import Unauthorized, WispError
@@ -27,8 +29,6 @@ from agent.errors import Unauthorized, WispError
 log = logging.getLogger("agent")
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-# an MCP session's messages are not counted: the tool calls among them reach /v2 in-process, and are counted there
-UNCOUNTED_PATHS = frozenset({"/mcp", "/mcp/"})
 MIN_KEY_CHARS = 16
 _KEY = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an HTTP header carries unchanged
 # Firecrawl's wording (controllers/auth.ts)
@@ -101,19 +101,19 @@ class Gate:
         self.per_minute = per_minute
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
         if self.keys is None:
-            client = f"addr:{scope['client'][0]}" if scope.get("client") else "addr:unknown"
+            client = caller(scope)
         else:
-            found = self.keys.check(_header(scope, b"authorization"))
+            found = self.keys.check(_authorization(scope))
             if isinstance(found, Unauthorized):
-                await _refuse(send, found)
+                await _refuse(scope, receive, send, found)
                 return
             client = found
-        if self.per_minute is not None and _counted(scope) and (refusal := self.per_minute.hit(client)):
-            await _refuse(send, refusal)
+        if self.per_minute is not None and starts_work(scope) and (refusal := self.per_minute.hit(client)):
+            await _refuse(scope, receive, send, refusal)
             return
         releases: list[Callable[[], None]] = []
         scope[CLIENT], scope[RELEASES] = client, releases
@@ -152,9 +152,12 @@ def load_keys(settings: Settings) -> KeyRing | None:
     return KeyRing(keys) if keys else None
 
 
-def _counted(scope: Scope) -> bool:
-    """Whether the per-minute limit counts the request: the POSTs that start work."""
-    return scope["method"] == "POST" and scope["path"] not in UNCOUNTED_PATHS
+def _authorization(scope: Scope) -> bytes | None:
+    """The Authorization header; a WebSocket without one may name its key as its first subprotocol."""
+    found = _header(scope, b"authorization")
+    if found is None and scope["type"] == "websocket" and scope.get("subprotocols"):
+        return b"Bearer " + scope["subprotocols"][0].encode()
+    return found
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:
@@ -164,9 +167,16 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-async def _refuse(send: Send, error: WispError) -> None:
+async def _refuse(scope: Scope, receive: Receive, send: Send, error: WispError) -> None:
     body = json.dumps(error_body(error)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in error.headers().items()]
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    prefix = "http"
+    if scope["type"] == "websocket":
+        await receive()  # websocket.connect: the handshake is answered after it
+        if "websocket.http.response" not in scope.get("extensions", {}):
+            await send({"type": "websocket.close", "code": 1008})  # the server answers the handshake 403
+            return
+        prefix = "websocket.http"
+    await send({"type": f"{prefix}.response.start", "status": error.status, "headers": headers})
+    await send({"type": f"{prefix}.response.body", "body": body})

@@ -7,6 +7,7 @@ from fastapi.responses import JSONResponse
 
 from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.api.firecrawl import read_request
+from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import CrawlRequest
 
@@ -57,3 +58,9 @@ async def cancel_crawl(job_id: str, request: Request) -> JSONResponse:
 async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
     errors, robots_blocked = await _crawls(request).errors(job_id)
     return JSONResponse(errors_body(job_id, errors, robots_blocked))
+
+
+@router.post("/v2/crawl/params-preview")
+async def crawl_params_preview() -> JSONResponse:
+    raise BadRequest("Crawl options derived from a prompt are not supported by Wisp: give the crawl's options "
+                     "(includePaths, excludePaths, maxDiscoveryDepth, limit, …) in the crawl request")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from agent.core.dates import iso_utc
+from agent.core.dates import iso_instant
 from agent.errors import BadRequest
 from agent.index.crawl.jobs import FAILED, Counts, Job
 
@@ -36,7 +36,7 @@ def started_body(job_id: str, base_url: str) -> dict[str, Any]:
 
 
 def active_body(jobs: list[Job]) -> dict[str, Any]:
-    return {"success": True, "crawls": [{"id": j.id, "url": j.options.seed, "created_at": _iso(j.created),
+    return {"success": True, "crawls": [{"id": j.id, "url": j.options.seed, "created_at": iso_instant(j.created),
                                          "options": j.options.as_json()} for j in jobs]}
 
 
@@ -44,7 +44,7 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
                 base_url: str, route: str = "crawl") -> dict[str, Any]:
     body: dict[str, Any] = {
         "success": True, "status": job.status, "total": counts.total, "completed": counts.completed,
-        "creditsUsed": counts.completed, "expiresAt": _iso(job.expires), "data": documents,
+        "creditsUsed": counts.completed, "expiresAt": iso_instant(job.expires), "data": documents,
         "index": {"indexed": job.indexed, "unchanged": job.unchanged, "chunks": job.chunks,
                   "notIndexed": job.not_indexed},
     }
@@ -66,9 +66,6 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
 
 def errors_body(job_id: str, errors: list[dict[str, Any]], robots_blocked: list[str]) -> dict[str, Any]:
     return {"errors": [{"id": e["id"], "url": e["url"], "error": e["error"], "code": e["code"],
-                        "timestamp": _iso(e["finished"])} for e in errors],
+                        "timestamp": iso_instant(e["finished"])} for e in errors],
             "robotsBlocked": robots_blocked}
 
-
-def _iso(epoch: float | None) -> str | None:
-    return None if epoch is None else iso_utc(epoch)

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from agent.answers.structured import checked_schema
 from agent.api.firecrawl import SafeInt, ScrapeOptions
 from agent.config import Settings
-from agent.core.dates import iso_utc
+from agent.core.dates import iso_instant
 from agent.errors import BadRequest
 from agent.index.crawl.options import check_page_url
 from agent.search.extract import ExtractJob
@@ -110,7 +110,7 @@ def status_body(record: ExtractRecord) -> dict[str, Any]:
     result = record.result
     body: dict[str, Any] = {"success": record.status != FAILED, "status": record.status,
                             "data": result.data if result and record.status == COMPLETED else [],
-                            "expiresAt": iso_utc(record.expires)}
+                            "expiresAt": iso_instant(record.expires)}
     if result and result.error:
         body["error"] = result.error
     if result and result.warnings:

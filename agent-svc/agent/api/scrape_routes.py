@@ -1,6 +1,9 @@
-"""HTTP routes of Firecrawl's scrape API (v2, and v1's request shape): parse, scrape, wrap the Document."""
+"""HTTP routes of Firecrawl's scrape API (v2, and v1's request shape): parse, scrape, wrap the Document; and a
+recent scrape's Document again by its id."""
 
 from __future__ import annotations
+
+import uuid
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -8,6 +11,9 @@ from fastapi.responses import JSONResponse
 from agent.api.admission import admit_costly
 from agent.api.firecrawl import read_request
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
+from agent.api.usage import client_of
+from agent.errors import BadRequest, Forbidden, NotFound
+from agent.search.recent import RecentScrapes
 from agent.search.scrape import scrape
 
 router = APIRouter()
@@ -27,4 +33,29 @@ async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> J
     admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
     document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
+    _recent(request).put(client_of(request.scope), document)
     return JSONResponse({"success": True, "data": document})
+
+
+@router.get("/v2/scrape/{scrape_id}")
+@router.get("/v1/scrape/{scrape_id}")
+async def scraped_document(scrape_id: str, request: Request) -> JSONResponse:
+    if not _is_uuid(scrape_id):
+        raise BadRequest("Invalid scrape ID: a scrape's id is the UUID in its metadata.scrapeId")
+    kept = _recent(request).get(scrape_id)
+    if kept is None:
+        raise NotFound("Job not found.")  # Firecrawl's wording; also once SCRAPE_KEEP_S has passed
+    if kept.owner != client_of(request.scope):
+        raise Forbidden("You are not allowed to access this resource.")
+    return JSONResponse({"success": True, "data": kept.document})
+
+
+def _recent(request: Request) -> RecentScrapes:
+    return request.app.state.recent_scrapes
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return str(uuid.UUID(text)) == text.lower()
+    except ValueError:
+        return False

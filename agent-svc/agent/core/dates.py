@@ -16,6 +16,8 @@ def parse_iso(text: object) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def iso_utc(epoch: float) -> str:
-    """A time.time() value as Firecrawl writes times: ISO-8601 in UTC, to the millisecond, with a `Z`."""
+def iso_instant(epoch: float | None) -> str | None:
+    """An epoch in seconds as Firecrawl writes instants (`2026-12-04T21:19:00.000Z`); None stays None."""
+    if epoch is None:
+        return None
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

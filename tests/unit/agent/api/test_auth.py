@@ -184,3 +184,43 @@ def test_a_refused_request_counts_nothing_against_the_limit() -> None:
         call(gate, headers=bearer("wrong"))
     assert call(gate, headers=bearer(KEY))[0] == 200
     assert isinstance(limiter.hit(f"key:{key_id(KEY)}"), RateLimited)
+
+
+def open_socket(gate: Gate, headers: list | None = None, subprotocols: list | None = None,
+                extensions: dict | None = None) -> list[dict]:
+    """A WebSocket handshake through the gate: what the gate (or the app behind it) sent."""
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def receive() -> dict:
+        return {"type": "websocket.connect"}
+
+    scope = {"type": "websocket", "path": "/v2/crawl/abc", "headers": headers or [], "client": ("10.0.0.7", 5000),
+             "subprotocols": subprotocols or [],
+             "extensions": {"websocket.http.response": {}} if extensions is None else extensions}
+    asyncio.run(gate(scope, receive, send))
+    return sent
+
+
+def test_a_socket_without_the_key_gets_the_401_before_its_handshake() -> None:
+    inner = Inner()
+    gate = Gate(inner, KeyRing([KEY]), None)
+    start, body = open_socket(gate)
+    assert start["type"] == "websocket.http.response.start" and start["status"] == 401
+    assert json.loads(body["body"]) == {"success": False, "error": "Unauthorized"}
+    wrong = open_socket(gate, subprotocols=["not-the-key"])
+    assert json.loads(wrong[1]["body"])["error"] == "Unauthorized: Invalid token"
+    # a server without the extension cannot send a body: it answers the handshake 403
+    assert open_socket(gate, extensions={}) == [{"type": "websocket.close", "code": 1008}]
+    assert inner.scopes == []
+
+
+def test_a_socket_may_carry_the_key_as_header_or_subprotocol() -> None:
+    inner = Inner()
+    gate = Gate(inner, KeyRing([KEY]), RateLimiter(1))
+    open_socket(gate, headers=bearer(KEY))
+    open_socket(gate, subprotocols=[KEY])
+    open_socket(gate, subprotocols=[KEY])  # not a POST: the per-minute limit does not count it
+    assert [s[CLIENT] for s in inner.scopes] == [f"key:{key_id(KEY)}"] * 3

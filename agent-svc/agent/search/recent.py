@@ -1,0 +1,57 @@
+"""The Documents of recent scrapes, by their `metadata.scrapeId`, for GET /v2/scrape/{id}: in memory, bounded by
+count, by bytes (of their JSON) and by age; the oldest go first. A restart forgets them all."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Kept:
+    owner: str  # the client that scraped it (an API key's id, or an address)
+    expires: float
+    size: int
+    document: dict[str, Any]
+
+
+class RecentScrapes:
+    def __init__(self, max_count: int, max_bytes: int, ttl_s: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_count, self.max_bytes, self.ttl_s = max_count, max_bytes, ttl_s
+        self._clock = clock
+        self._kept: OrderedDict[str, Kept] = OrderedDict()  # oldest first, so also soonest to expire
+        self._bytes = 0
+
+    def put(self, owner: str, document: dict[str, Any]) -> None:
+        """Keep a scrape's Document under its scrapeId; one larger than the whole budget is not kept, and an id
+        another client's Document holds is not taken over."""
+        scrape_id = document.get("metadata", {}).get("scrapeId")
+        size = len(json.dumps(document, separators=(",", ":")))
+        if not scrape_id or not self.max_count or size > self.max_bytes:
+            return
+        if (held := self._kept.get(scrape_id)) is not None:
+            if held.owner != owner:
+                return
+            self._drop(scrape_id)
+        self._kept[scrape_id] = Kept(owner, self._clock() + self.ttl_s, size, document)
+        self._bytes += size
+        while len(self._kept) > self.max_count or self._bytes > self.max_bytes:
+            self._drop(next(iter(self._kept)))
+
+    def get(self, scrape_id: str) -> Kept | None:
+        """The kept scrape of that id, unless it has expired."""
+        self._expire()
+        return self._kept.get(scrape_id)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        while self._kept and next(iter(self._kept.values())).expires <= now:
+            self._drop(next(iter(self._kept)))
+
+    def _drop(self, scrape_id: str) -> None:
+        self._bytes -= self._kept.pop(scrape_id).size

@@ -1,0 +1,67 @@
+import json
+
+from agent.search.recent import RecentScrapes
+
+ID = "0190a0a0-0000-7000-8000-00000000000{}"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def document(n: int, text: str = "page") -> dict:
+    return {"markdown": text, "metadata": {"scrapeId": ID.format(n), "sourceURL": f"https://example.com/{n}"}}
+
+
+def size(doc: dict) -> int:
+    return len(json.dumps(doc, separators=(",", ":")))
+
+
+def test_a_document_is_found_by_its_scrape_id_until_its_time_is_up() -> None:
+    clock = Clock()
+    kept = RecentScrapes(10, 10_000, ttl_s=60, clock=clock)
+    kept.put("key:a", document(1))
+    clock.now = 59.9
+    found = kept.get(ID.format(1))
+    assert found.document == document(1) and found.owner == "key:a"
+    assert kept.get(ID.format(2)) is None
+    clock.now = 60
+    assert kept.get(ID.format(1)) is None
+
+
+def test_the_oldest_go_first_past_the_count_or_the_bytes() -> None:
+    kept = RecentScrapes(2, 10_000, ttl_s=60)
+    for n in (1, 2, 3):
+        kept.put("key:a", document(n))
+    assert [kept.get(ID.format(n)) is not None for n in (1, 2, 3)] == [False, True, True]
+    by_bytes = RecentScrapes(100, 2 * size(document(1)), ttl_s=60)
+    for n in (1, 2, 3):
+        by_bytes.put("key:a", document(n))
+    assert [by_bytes.get(ID.format(n)) is not None for n in (1, 2, 3)] == [False, True, True]
+
+
+def test_a_document_over_the_whole_budget_or_without_an_id_is_not_kept() -> None:
+    kept = RecentScrapes(10, size(document(1)), ttl_s=60)
+    kept.put("key:a", document(1, "x" * 100))
+    kept.put("key:a", {"markdown": "no id", "metadata": {}})
+    kept.put("key:a", document(2))
+    assert kept.get(ID.format(1)) is None and kept.get(ID.format(2)) is not None
+    nothing = RecentScrapes(0, 10_000, ttl_s=60)
+    nothing.put("key:a", document(1))
+    assert nothing.get(ID.format(1)) is None
+
+
+def test_another_clients_id_is_not_taken_over_and_the_owner_may_replace_it() -> None:
+    kept = RecentScrapes(10, 10_000, ttl_s=60)
+    kept.put("key:a", document(1, "mine"))
+    kept.put("key:b", document(1, "theirs"))  # a request id the client chose (X-Request-Id) can repeat another's
+    assert kept.get(ID.format(1)).document["markdown"] == "mine"
+    kept.put("key:a", document(1, "again"))
+    assert kept.get(ID.format(1)).document["markdown"] == "again"
+    kept.put("key:a", document(2))
+    kept.put("key:a", document(3))
+    assert all(kept.get(ID.format(n)) for n in (1, 2, 3))  # the replaced one's bytes were given back

@@ -167,7 +167,7 @@ class Settings(BaseSettings):
     # /v2/extract and /v1/extract
     extract_max_urls: int = Field(10, ge=1, le=1000, description="Most `urls` of one extraction (Firecrawl's bound)")
     extract_site_pages: int = Field(10, ge=1, le=1000, description="Pages read of a site named with a trailing /* "
-                                    "(its sitemap, then the seed's links; `limit` may ask for fewer)")
+                                    "(the first its map lists; `limit` may ask for fewer)")
     extract_web_results: int = Field(5, ge=1, le=20, description="Search results read when `enableWebSearch` is set "
                                      "or no URL is given")
     extract_timeout_s: float = Field(180.0, gt=0, le=3600, description="Deadline of one extraction: pages and LLM "

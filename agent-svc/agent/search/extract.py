@@ -1,6 +1,6 @@
-"""One /v2/extract job: gather the pages (the URLs given, the sites named with `/*`, and Wisp's own search for
-the prompt when `enableWebSearch` is set or no URL is given), read them, and ask the LLM for the JSON
-(answers.extraction: batches within RICH_CONTEXT_CHARS, merged). The request's wire format is
+"""One /v2/extract job: gather the pages (the URLs given, the sites named with `/*` as /v2/map lists them, and
+Wisp's own search for the prompt when `enableWebSearch` is set or no URL is given), read them, and ask the LLM
+for the JSON (answers.extraction: batches within RICH_CONTEXT_CHARS, merged). The request's wire format is
 api.extract_wire's; the jobs and their status live in extract_jobs.py.
 
 A job never raises for what it met: no page to read, no valid JSON from any batch, or the deadline passed is
@@ -21,7 +21,7 @@ from agent.core.query import SearchQuery
 from agent.errors import WispError
 from agent.pages.loading import failed_pages
 from agent.search.service import prepared, run_search
-from agent.search.site_pages import site_pages
+from agent.search.site_map import MapJob, PageReader, SiteMap, map_site
 from agent.services import Services
 
 
@@ -64,10 +64,10 @@ async def _extract(job: ExtractJob, services: Services) -> ExtractResult:
     settings = services.settings
     ctx = services.context(job.timeout_s)
     deadline = time.monotonic() + job.timeout_s
-    urls, warnings = await _gathered(job, ctx, services)
+    how = Extraction(job.main_only)
+    urls, warnings = await _gathered(job, _request_pages(ctx, how), services)
     if not urls:
         return ExtractResult(warnings=warnings, error="no pages to read: " + "; ".join(warnings or ["none given"]))
-    how = Extraction(job.main_only)
     fetched_by = min(deadline, time.monotonic() + settings.scrape_timeout_s)
     pages = await ctx.load_pages(urls, how, fetched_by)
     texts = [PageText(url, page.extracted.title, page.extracted.markdown) for url, page in pages.items()
@@ -82,18 +82,34 @@ async def _extract(job: ExtractJob, services: Services) -> ExtractResult:
     return ExtractResult(extracted.value, extracted.sources or {}, warnings + extracted.warnings, extracted.error)
 
 
-async def _gathered(job: ExtractJob, ctx: SearchContext, services: Services) -> tuple[list[str], tuple[str, ...]]:
+async def _gathered(job: ExtractJob, read: PageReader, services: Services) -> tuple[list[str], tuple[str, ...]]:
     """The URLs to read, each once, and the warnings of what could not be gathered."""
     urls, warnings = list(job.urls), list(job.warnings)
-    timeout_s = services.settings.scrape_timeout_s
     for seed in job.sites:
-        urls += await site_pages(seed, job.site_limit, job.subdomains, job.external, job.main_only, ctx,
-                                 services.fetcher, timeout_s)
+        site = await _site(seed, job, read, services)
+        urls += [link.url for link in site.links] or [seed]  # as Firecrawl's: a site with no page found is its URL
+        warnings += site.warnings
     if job.prompt and (job.web_search or not urls):
         found, problem = await _searched(job.prompt, services)
         urls += found
         warnings += [problem] if problem else []
     return list(dict.fromkeys(urls)), tuple(warnings)
+
+
+async def _site(seed: str, job: ExtractJob, read: PageReader, services: Services) -> SiteMap:
+    """The pages of the seed's site as /v2/map lists them without a search (the seed, its sitemaps, its pages'
+    links, SearXNG's), at most `site_limit`, gathered within SCRAPE_TIMEOUT_S."""
+    map_job = MapJob(seed, job.site_limit, services.settings.scrape_timeout_s, subdomains=job.subdomains,
+                     external=job.external)
+    return await map_site(map_job, services, read)
+
+
+def _request_pages(ctx: SearchContext, how: Extraction) -> PageReader:
+    """The request's pages as a map's reader: a page the map reads for its links is extracted as the job will
+    read it, so that it is fetched and extracted once."""
+    async def read(url: str, deadline: float) -> Page:
+        return (await ctx.load_pages([url], how, deadline))[url]
+    return read
 
 
 async def _searched(prompt: str, services: Services) -> tuple[list[str], str | None]:

@@ -7,6 +7,9 @@ which also give titles and descriptions. Every fetch passes the SSRF guard (the 
 crawl's scope (the seed's host, its subdomains when asked, below the seed's folder, pages only; not its junk
 filter: a map lists a site's blog and changelog too) and is one entry per page (url_key).
 
+A caller that reads the pages next (/v2/extract's `/*` URLs) passes its request's pages as the map's reader,
+so that no page is fetched twice; the map outlines a page its reader could not extract.
+
 Order: with `search`, BM25 over each link's URL words, title and description, best first (ties keep their
 place); without it, the seed, the sitemaps' order, the pages' links, then SearXNG's. What has arrived by the
 deadline is the answer, with a warning that names what had not.
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -24,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from wisp_text.bm25 import bm25_scores
 
 from agent.core.context import RESPONSE_RESERVE_S
+from agent.core.pages import Page
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.robots import RobotsCache
@@ -38,6 +42,9 @@ from agent.services import Services
 Sitemap = Literal["include", "skip", "only"]
 # where each source's links go when no `search` orders them (the seed page's own entry goes first of all)
 _SITEMAP, _SEED, _PAGES, _SEARXNG = 0, 1, 2, 1_000_000
+# how a map reads a page by a deadline (time.monotonic()): fetched, and extracted when the reader's caller wants
+# the text too; the map needs its title, description and links
+PageReader = Callable[[str, float], Awaitable[Page]]
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class MapJob:
     subdomains: bool = True
     ignore_query: bool = True
     warnings: tuple[str, ...] = ()
+    external: bool = False  # links to other sites, in any folder, are listed (extract's allowExternalLinks)
 
 
 @dataclass(frozen=True)
@@ -85,19 +93,27 @@ class _Run:
     scope: Scope
     robots: RobotsCache
     gate: HostGate
+    read: PageReader | None  # None: the map fetches its pages itself
 
     def left_s(self) -> float:
         return max(self.deadline - time.monotonic(), 0.0)
 
+    async def page(self, url: str) -> Page:
+        if self.read is not None:
+            return await self.read(url, self.deadline)
+        return Page(await self.services.fetcher.fetch_before(url, self.deadline))
 
-async def map_site(job: MapJob, services: Services) -> SiteMap:
-    """The site's links within `job`'s scope, ordered and cut at its limit; never more than its timeout."""
+
+async def map_site(job: MapJob, services: Services, read: PageReader | None = None) -> SiteMap:
+    """The site's links within `job`'s scope, ordered and cut at its limit; never more than its timeout. The
+    pages it reads for their links go through `read` when given."""
     settings = services.settings
     started = time.monotonic()
-    options = CrawlOptions(seeds=(job.url,), limit=job.limit, subdomains=job.subdomains, ignore_query=job.ignore_query)
+    options = CrawlOptions(seeds=(job.url,), limit=job.limit, subdomains=job.subdomains, external=job.external,
+                           ignore_query=job.ignore_query)
     run = _Run(job, services, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
                Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
-               HostGate(settings.crawl_host_concurrency))
+               HostGate(settings.crawl_host_concurrency), read)
     found, unfinished = await _gathered(run, settings.map_max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
     if unfinished:
@@ -184,15 +200,16 @@ async def _page_links(run: _Run, url: str, place: int) -> _Found:
     if not (await run.robots.of(url)).allows(url):
         return _Found(place, [], (f"{url} was not read for its links: robots.txt disallows it",) if seed else ())
     async with run.gate.turn(urlsplit(url).netloc, 0.0):
-        fetched = await run.services.fetcher.fetch_before(url, run.deadline)
-    if not fetched.ok:
-        return _Found(place, [], (f"{url} could not be read for its links: {fetched.error}",) if seed else ())
+        page = await run.page(url)
+    if not page.fetched.ok:
+        return _Found(place, [], (f"{url} could not be read for its links: {page.fetched.error}",) if seed else ())
     try:
-        page = await run.services.cpu_pool.run(outline, fetched)
+        # a reader's extraction has the links too; a page without text (a list of links) has only an outline
+        read = page.extracted or await run.services.cpu_pool.run(outline, page.fetched)
     except Exception as e:  # ExtractionFailed, WorkerDied, or lxml on a hostile page: this page's problem
         return _Found(place, [], (f"{url} could not be read for its links: {e}",) if seed else ())
-    own = MapLink(url, page.title or None, page.description or None)
-    links = [own, *(MapLink(link) for link in page.links)]
+    own = MapLink(url, read.title or None, read.description or None)
+    links = [own, *(MapLink(link) for link in read.links)]
     return _Found(place, links)
 
 

@@ -1,14 +1,17 @@
-"""One extract job through the page stage and a fake LLM: the pages it gathers (URLs, a site's sitemap and links,
+"""One extract job through the page stage and a fake LLM: the pages it gathers (URLs, a site as /v2/map lists it,
 Wisp's search for the prompt), the pages that fail, and each way a job fails with a cause instead of raising."""
 
 import asyncio
+from collections import Counter
+from typing import Any
 
 import httpx
 
 from agent.search.extract import ExtractJob, ExtractResult, run_extract
 
 from ..answers.test_rich import FakeLLM
-from ..fake_searxng import FakeSearxng
+from ..fake_searxng import FakeSearxng, replaced
+from .test_site_map import Site
 
 SITE = "https://docs.test/"
 
@@ -29,11 +32,19 @@ PAGES = {
 }
 
 
-def extract(job: ExtractJob, llm: FakeLLM, searx: FakeSearxng | None = None, **settings) -> ExtractResult:
+def extract(job: ExtractJob, llm: FakeLLM, searx: FakeSearxng | None = None, web: Any = None,
+            **settings) -> ExtractResult:
+    """The job run on `searx` (one result, on another site) and `web` (by default PAGES)."""
     fake = searx or FakeSearxng(total=1)
     services = fake.services(pages=PAGES, llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
                              **settings)
-    return asyncio.run(run_extract(job, services))
+    return asyncio.run(run_extract(job, replaced(services, fetcher=web) if web else services))
+
+
+def site(pages: dict[str, str]) -> Site:
+    """A web of HTML pages and sitemaps that records what was fetched."""
+    return Site({url: ("application/xml" if url.endswith(".xml") else "text/html", body)
+                 for url, body in pages.items()})
 
 
 def read(llm: FakeLLM) -> str:
@@ -63,6 +74,39 @@ def test_the_sites_pages_are_bounded() -> None:
     llm = FakeLLM('{"authors": ["Ada"]}')
     extract(ExtractJob((), (f"{SITE}guide/",), "Who wrote what?", None, site_limit=2), llm)
     assert f"({SITE}guide/a.html)" in read(llm) and f"({SITE}guide/b.html)" not in read(llm)
+
+
+def test_each_page_of_a_site_is_fetched_once() -> None:
+    web = site(PAGES)
+    result = extract(ExtractJob((), (f"{SITE}guide/",), "Who wrote what?", None), FakeLLM('{"authors": ["Ada"]}'),
+                     web=web)
+    assert result.error is None
+    # the seed and b.html are read for their links, then for their text: from the request's pages the second time
+    assert Counter(url for url in web.asked if url.endswith((".html", "/"))) == {
+        f"{SITE}guide/": 1, f"{SITE}guide/a.html": 1, f"{SITE}guide/b.html": 1}
+
+
+def test_a_sites_reach_follows_include_subdomains_and_allow_external_links() -> None:
+    links = "<a href='https://api.docs.test/guide/rest.html'>rest</a> <a href='https://other.test/x.html'>x</a>"
+    pages = {**PAGES, f"{SITE}guide/": html("Guide", "The guide of the project.", links),
+             "https://api.docs.test/guide/rest.html": html("Rest", "The REST API."),
+             "https://other.test/x.html": html("X", "Another site.")}
+
+    def read_with(**options: bool) -> str:
+        llm = FakeLLM('{"found": true}')
+        extract(ExtractJob((), (f"{SITE}guide/",), "What is there?", None, **options), llm, web=site(pages))
+        return read(llm)
+
+    by_default = read_with()
+    assert "(https://api.docs.test/guide/rest.html)" in by_default and "other.test" not in by_default
+    assert "api.docs.test" not in read_with(subdomains=False)
+    assert "(https://other.test/x.html)" in read_with(external=True)
+
+
+def test_a_site_whose_seed_cannot_be_read_is_its_url_with_the_maps_warning() -> None:
+    result = extract(ExtractJob((), (f"{SITE}missing/",), "Who?", None), FakeLLM("{}"))
+    assert result.error.startswith("none of the 1 pages could be read") and "missing/ (HTTP 404)" in result.error
+    assert f"{SITE}missing/ could not be read for its links: HTTP 404" in result.warnings
 
 
 def test_no_urls_searches_the_web_for_the_prompt() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from wisp_text.bm25 import bm25_scores
 
-from agent.core.pages import Fetched, PageError
+from agent.core.pages import Extracted, Fetched, Page, PageError
 from agent.search.site_map import MapJob, MapLink, SiteMap, map_site, ranked, searched_text
 from agent.upstream.searxng import SearxngClient
 
@@ -110,6 +110,31 @@ def test_subdomains_and_query_parameters_when_asked() -> None:
     with_queries = urls(mapped(ignore_query=False))
     assert {"https://docs.test/guide/config.html?lang=en", "https://docs.test/guide/config.html?lang=de"} <= set(
         with_queries)
+
+
+def test_external_links_when_asked() -> None:
+    assert "https://other.test/guide/x.html" not in urls(mapped())
+    assert "https://other.test/guide/x.html" in urls(mapped(external=True))
+
+
+def test_a_reader_reads_the_pages_and_what_it_could_not_extract_is_outlined() -> None:
+    fetcher, web, read = Site(PAGES), Site(PAGES), []
+
+    async def reader(url: str, deadline: float) -> Page:
+        read.append(url)
+        fetched = await web.fetch_before(url, deadline)
+        if url == SEED or not fetched.ok:  # fetched, no text came out of it
+            return Page(fetched, error=fetched.error or PageError("unextracted", "no text could be extracted"))
+        return Page(fetched, Extracted(url, "text", title="As read", links=["https://docs.test/guide/read.html"]))
+
+    services = replaced(FakeSearxng(total=0).services(), fetcher=fetcher)
+    client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx([]).handle)), 5.0)
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client), reader))
+    assert SEED in read and "https://docs.test/guide/checkpoint.html" in read
+    assert [u for u in fetcher.asked if u.endswith((".html", "/"))] == []  # the map itself read no page
+    assert site_map.links[0] == MapLink(SEED, "The Guide", "Everything about the tool")  # the seed's outline
+    assert MapLink("https://docs.test/guide/checkpoint.html", "As read") in site_map.links
+    assert "https://docs.test/guide/read.html" in urls(site_map)
 
 
 def test_sitemap_only_reads_no_page_and_skip_reads_no_sitemap() -> None:

@@ -1,18 +1,22 @@
-"""The official Firecrawl MCP server (npm firecrawl-mcp 3.26.0, over stdio, run with node) self-hosted against
-agent-svc, driven by the MCP SDK's own client: each of its tools that reaches Wisp gives a usable result on the
-offline web.
+"""The official Firecrawl MCP server (npm firecrawl-mcp, over stdio, run with node) self-hosted against agent-svc,
+driven by the MCP SDK's own client: each of its tools that reaches Wisp gives a usable result on the offline web.
 
-firecrawl-mcp 3.26.0 has no batch scrape tool, and its firecrawl_extract is a deprecated stub that answers "use
-firecrawl_scrape with formats ["json"]" without calling the API; the tests drive that replacement instead. Its
-other tools (agent, interact, parse, monitors, research, feedback) call endpoints Wisp does not have. Under stdio
-with FIRECRAWL_API_URL set it calls no other address (its cloud-only parts, OAuth and the keyless proxy, stay off)."""
+Two versions: 3.26.0, the tested one, for every tool; and 3.22.0 (npm alias firecrawl-mcp-3.22, on firecrawl-js
+4.25.2) for what changed since: its firecrawl_extract still calls POST /v2/extract and polls GET /v2/extract/{id},
+where 3.26.0's is a deprecated stub that answers "use firecrawl_scrape with formats ["json"]" without calling the
+API; and its tools answer JSON as text only, where 3.26.0 adds structured content. Map runs on both. Neither
+version has a batch scrape tool. Their other tools (agent, interact, parse, monitors, research, feedback) call
+endpoints Wisp does not have. Under stdio with FIRECRAWL_API_URL set neither calls another address (every fetch
+goes to FIRECRAWL_API_URL; the cloud-only parts, OAuth and the keyless proxy, stay off without CLOUD_SERVICE)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -20,25 +24,29 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
-from test_rich import rich_agents  # noqa: F401 - the fixture, with its LLM server
+from test_extract import AGENT_ENV, PAGES_SCHEMA, PROMPT, llm_stub  # noqa: F401 - the fixture, an LLM stub
 
+from offline_web.processes import Service
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import agent_service
 
 pytestmark = pytest.mark.integration
 
-SERVER = Path(__file__).parent.parent / "sdk_js" / "node_modules" / "firecrawl-mcp" / "dist" / "index.js"
+NODE_MODULES = Path(__file__).parent.parent / "sdk_js" / "node_modules"
+SERVERS = {"3.26.0": NODE_MODULES / "firecrawl-mcp" / "dist" / "index.js",
+           "3.22.0": NODE_MODULES / "firecrawl-mcp-3.22" / "dist" / "index.js"}
+LATEST = "3.26.0"
 CALL_TIMEOUT_S = 240
 KEY = "mcp-test-key-0123456789abcdef"
 TOOLS = {"firecrawl_search", "firecrawl_scrape", "firecrawl_map", "firecrawl_crawl", "firecrawl_check_crawl_status"}
 
 
-def firecrawl_mcp(api_url: str, workdir: Path, api_key: str = "") -> StdioServerParameters:
+def firecrawl_mcp(api_url: str, workdir: Path, api_key: str = "", version: str = LATEST) -> StdioServerParameters:
     """The server as its README runs it self-hosted: FIRECRAWL_API_URL, and a key only where Wisp asks for one.
     The client passes it only a few safe variables (PATH, HOME...) besides these, and `workdir` keeps it from
     reading a stray .env (dotenv)."""
     env = {"FIRECRAWL_API_URL": api_url, **({"FIRECRAWL_API_KEY": api_key} if api_key else {})}
-    return StdioServerParameters(command="node", args=[str(SERVER)], env=env, cwd=workdir)
+    return StdioServerParameters(command="node", args=[str(SERVERS[version])], env=env, cwd=workdir)
 
 
 class Session:
@@ -91,17 +99,46 @@ def text(result: CallToolResult) -> str:
 
 
 def result_of(result: CallToolResult) -> dict[str, Any]:
-    """A tool's structured result; a tool error fails the test with the server's message."""
+    """A tool's JSON result: 3.26.0's structured content, or 3.22.0's text, which is all it gives; a tool error
+    fails the test with the server's message."""
     assert not result.is_error, text(result)
-    assert result.structured_content is not None, text(result)
-    return result.structured_content
+    return result.structured_content if result.structured_content is not None else json.loads(text(result))
 
 
 @pytest.fixture(scope="module")
-def mcp(index_agent: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    """firecrawl-mcp in front of the agent-svc whose fetching is open to the offline web (so scrape and crawl
-    reach its pages) and whose crawls index into semantic-svc."""
-    with Session(firecrawl_mcp(index_agent, tmp_path_factory.mktemp("firecrawl-mcp"))) as session:
+def servers(index_agent: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Session]]:
+    """firecrawl-mcp of a version in front of the agent-svc whose fetching is open to the offline web (so scrape
+    and crawl reach its pages) and whose crawls index into semantic-svc: one process per version, started at its
+    first use and shared by the module's tests."""
+    workdir = tmp_path_factory.mktemp("firecrawl-mcp")
+    sessions: dict[str, Session] = {}
+    with ExitStack() as opened:
+        def session(version: str) -> Session:
+            if version not in sessions:
+                sessions[version] = opened.enter_context(Session(firecrawl_mcp(index_agent, workdir, version=version)))
+            return sessions[version]
+        yield session
+
+
+@pytest.fixture(scope="module")
+def mcp(servers: Callable[[str], Session]) -> Session:
+    return servers(LATEST)
+
+
+@pytest.fixture(scope="module")
+def llm_agent(stack: OfflineStack, llm_stub: Service, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
+              ) -> Iterator[str]:
+    """agent-svc whose LLM (the stub's `pages` model) answers with the title and URL of each page it was shown,
+    so that a test sees which pages an extraction read."""
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("mcp-llm"), "agent-mcp-llm", LLM_MODEL="pages",
+                       LLM_BASE_URL=f"{llm_stub.url}/v1", **AGENT_ENV) as agent:
+        yield agent.url
+
+
+@pytest.fixture(scope="module")
+def extractor(llm_agent: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """firecrawl-mcp 3.22.0, whose firecrawl_extract calls Wisp, in front of the agent-svc with an LLM."""
+    with Session(firecrawl_mcp(llm_agent, tmp_path_factory.mktemp("firecrawl-mcp-3.22"), version="3.22.0")) as session:
         yield session
 
 
@@ -117,9 +154,11 @@ def crawl(mcp: Session, stack: OfflineStack) -> dict[str, Any]:
                                                   "limit": 4, "sitemap": "include", "maxDiscoveryDepth": 2}))
 
 
-def test_the_tools_that_reach_wisp_are_listed(mcp: Session) -> None:
-    tools = mcp.tools()
-    assert set(tools) >= TOOLS, sorted(tools)
+@pytest.mark.parametrize("version", SERVERS)
+def test_the_tools_that_reach_wisp_are_listed(servers: Callable[[str], Session], version: str) -> None:
+    tools = servers(version).tools()
+    assert set(tools) >= TOOLS | {"firecrawl_extract"}, sorted(tools)
+    assert not any("batch" in name for name in tools), sorted(tools)
     assert {"url", "formats", "onlyMainContent", "maxAge"} <= set(tools["firecrawl_scrape"].input_schema["properties"])
     assert {"url", "search", "limit"} <= set(tools["firecrawl_map"].input_schema["properties"])
 
@@ -174,16 +213,19 @@ def test_scrape_refusals_reach_the_agent_as_clear_tool_errors(mcp: Session, site
     assert actions.is_error and "actions are not supported" in text(actions), text(actions)
 
 
-def test_map_lists_the_sites_links(mcp: Session, site: str) -> None:
-    mapped = result_of(mcp.call("firecrawl_map", {"url": site, "limit": 50}))
+@pytest.mark.parametrize("version", SERVERS)
+def test_map_lists_the_sites_links(servers: Callable[[str], Session], version: str, site: str) -> None:
+    # 3.22.0 sends POST /v2/map through firecrawl-js 4.25.2, 3.26.0 through firecrawl 4.42.0
+    mapped = result_of(servers(version).call("firecrawl_map", {"url": site, "limit": 50}))
     urls = [link["url"] for link in mapped["links"]]
     assert 3 <= len(urls) <= 50 and len(set(urls)) == len(urls), mapped
     assert all(url.startswith(site) for url in urls) and site + "wal.html" in urls
 
 
-def test_map_with_a_search_term_narrows_the_links(mcp: Session, site: str) -> None:
+@pytest.mark.parametrize("version", SERVERS)
+def test_map_with_a_search_term_narrows_the_links(servers: Callable[[str], Session], version: str, site: str) -> None:
     # of the site's ~30 pages, five at most: the page the term names among them
-    mapped = result_of(mcp.call("firecrawl_map", {"url": site, "search": "wal", "limit": 5}))
+    mapped = result_of(servers(version).call("firecrawl_map", {"url": site, "search": "wal", "limit": 5}))
     urls = [link["url"] for link in mapped["links"]]
     assert 1 <= len(urls) <= 5 and site + "wal.html" in urls, mapped
 
@@ -204,14 +246,29 @@ def test_check_crawl_status_reads_the_finished_crawl(mcp: Session, crawl: dict[s
     assert unknown.is_error and "404" in text(unknown), text(unknown)
 
 
-def test_extract_is_scrape_with_a_json_format(rich_agents: dict[str, str], stack: OfflineStack,  # noqa: F811
-                                              tmp_path: Path) -> None:
-    """firecrawl_extract names its replacement; that replacement answers from the page through Wisp's LLM."""
-    schema = {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}
-    with Session(firecrawl_mcp(rich_agents["rich"], tmp_path)) as session:
-        stub = session.call("firecrawl_extract", {"urls": [f"{stack.web.url}/www.sqlite.org/wal.html"]})
+def test_extract_is_scrape_with_a_json_format(llm_agent: str, site: str, tmp_path: Path) -> None:
+    """3.26.0's firecrawl_extract names its replacement; that replacement answers from the page through Wisp's
+    LLM."""
+    with Session(firecrawl_mcp(llm_agent, tmp_path)) as session:
+        stub = session.call("firecrawl_extract", {"urls": [site + "wal.html"]})
         page = result_of(session.call("firecrawl_scrape", {
-            "url": f"{stack.web.url}/www.sqlite.org/wal.html", "formats": ["json"],
-            "jsonOptions": {"prompt": "The title of this page.", "schema": schema}}))
+            "url": site + "wal.html", "formats": ["json"], "jsonOptions": {"prompt": PROMPT, "schema": PAGES_SCHEMA}}))
     assert stub.is_error and 'formats: ["json"]' in text(stub)
-    assert isinstance(page["json"], dict) and isinstance(page["json"]["title"], str), page
+    assert [shown["url"] for shown in page["json"]["pages"]] == [site + "wal.html"], page
+
+
+def test_extract_of_3_22_reads_the_pages_through_v2_extract(extractor: Session, site: str) -> None:
+    """3.22.0 starts the extraction with {urls, prompt, schema, origin} and polls it to its end (firecrawl-js
+    4.25.2's extract); the agent gets the merged JSON of the pages read, in their order."""
+    urls = [site + "wal.html", site + "pragma.html"]
+    extracted = result_of(extractor.call("firecrawl_extract", {"urls": urls, "prompt": PROMPT, "schema": PAGES_SCHEMA}))
+    assert extracted["success"] is True and extracted["status"] == "completed", extracted
+    assert [shown["url"] for shown in extracted["data"]["pages"]] == urls, extracted
+
+
+def test_extract_refusals_of_3_22_reach_the_agent_as_clear_tool_errors(extractor: Session, site: str) -> None:
+    bad_schema = extractor.call("firecrawl_extract", {"urls": [site + "wal.html"], "schema": {"type": "objekt"}})
+    assert bad_schema.is_error and "schema is not a valid JSON Schema" in text(bad_schema), text(bad_schema)
+    # the server drops empty arguments before it sends the body
+    nothing = extractor.call("firecrawl_extract", {"urls": [], "prompt": ""})
+    assert nothing.is_error and "Either 'urls' or 'prompt' must be provided" in text(nothing), text(nothing)

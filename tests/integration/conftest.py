@@ -125,11 +125,20 @@ def crawled(index_agent: str, stack: OfflineStack) -> dict:
     return {**finished_crawl(index_agent, job["id"]), "id": job["id"]}
 
 
-def finished_crawl(agent_url: str, job_id: str, timeout_s: float = 240) -> dict:
+def finished_crawl(agent_url: str, job_id: str, timeout_s: float = 240, route: str = "crawl") -> dict:
+    """The status of a crawl (or, with route "batch/scrape", a batch scrape) once it is no longer running."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        status = httpx.get(f"{agent_url}/v2/crawl/{job_id}").json()
+        status = httpx.get(f"{agent_url}/v2/{route}/{job_id}").json()
         if status["status"] != "scraping":
             return status
         time.sleep(0.3)
-    raise AssertionError(f"crawl {job_id} did not finish within {timeout_s} s")
+    raise AssertionError(f"{route} {job_id} did not finish within {timeout_s} s")
+
+
+@pytest.fixture(scope="session")
+def fetching_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """agent-svc with the offline web (on loopback) opened to fetching; the session's `agent_url` keeps it closed."""
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("fetching"), "agent-fetching",
+                       FETCH_ALLOW_HOSTS="127.0.0.1") as agent:
+        yield agent.url

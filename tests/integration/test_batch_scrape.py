@@ -17,7 +17,7 @@ from firecrawl.v2.utils.error_handler import FirecrawlError
 
 from offline_web.processes import Service, free_port
 from offline_web.stack import OfflineStack
-from tests.integration.conftest import agent_service
+from tests.integration.conftest import agent_service, finished_crawl
 from tests.integration.test_sdk_js import call_js
 
 MAX_URLS = 12
@@ -48,13 +48,7 @@ def sqlite(stack: OfflineStack, page: str) -> str:
 
 
 def finished_batch(agent_url: str, job_id: str, timeout_s: float = 120) -> dict:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        status = httpx.get(f"{agent_url}/v2/batch/scrape/{job_id}").json()
-        if status["status"] != "scraping":
-            return status
-        time.sleep(0.3)
-    raise AssertionError(f"batch {job_id} did not finish within {timeout_s} s")
+    return finished_crawl(agent_url, job_id, timeout_s, route="batch/scrape")
 
 
 def test_python_sdk_batch_scrapes_each_url_as_scrape_does(batch_agent: str, stack: OfflineStack) -> None:

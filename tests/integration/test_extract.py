@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
 from firecrawl.v2.utils.error_handler import BadRequestError
+from langchain_community.document_loaders import FireCrawlLoader
 
 from offline_web.processes import Service, free_port
 from offline_web.stack import OfflineStack, llm_service
@@ -126,10 +127,8 @@ def test_js_sdk_extract_and_the_two_steps(extract_agents: dict[str, str], web: s
 
 def test_langchains_firecrawl_loader_in_extract_mode(extract_agents: dict[str, str], web: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    loaders = pytest.importorskip("langchain_community.document_loaders",
-                                  reason="langchain-community is in tests/requirements.txt")
     monkeypatch.setenv("FIRECRAWL_API_KEY", "any")  # the loader insists on a key; Wisp without API_KEYS takes any
-    loader = loaders.FireCrawlLoader(url=f"{web}/wal.html", api_url=extract_agents["pages"], mode="extract",
+    loader = FireCrawlLoader(url=f"{web}/wal.html", api_url=extract_agents["pages"], mode="extract",
                                      params={"prompt": PROMPT, "schema": PAGES_SCHEMA, "poll_interval": 1})
     [doc] = loader.load()  # the loader keeps str() of firecrawl-py's ExtractResponse
     assert "status='completed'" in doc.page_content and f"'url': '{web}/wal.html'" in doc.page_content

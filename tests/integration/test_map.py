@@ -7,24 +7,15 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
 from firecrawl.v2.utils.error_handler import BadRequestError
+from langchain_community.document_loaders import FireCrawlLoader
 
 from offline_web.stack import OfflineStack
-from tests.integration.conftest import agent_service
 from tests.integration.test_sdk_js import call_js
-
-
-@pytest.fixture(scope="module")
-def map_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """agent-svc with the offline web (on loopback) opened to fetching; the session's `agent_url` keeps it closed."""
-    with agent_service(stack.searx.url, tmp_path_factory.mktemp("map"), "agent-map",
-                       FETCH_ALLOW_HOSTS="127.0.0.1") as agent:
-        yield agent.url
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +29,9 @@ def listed(site: str) -> list[str]:
     return re.findall(r"<loc>([^<]+)</loc>", httpx.get(site + "sitemap.xml").text)
 
 
-def test_python_sdk_maps_a_site_from_its_sitemap_pages_and_searxng(map_agent: str, site: str,
+def test_python_sdk_maps_a_site_from_its_sitemap_pages_and_searxng(fetching_agent: str, site: str,
                                                                     listed: list[str]) -> None:
-    links = Firecrawl(api_url=map_agent).map(site, limit=200).links
+    links = Firecrawl(api_url=fetching_agent).map(site, limit=200).links
     urls = [link.url for link in links]
     assert urls[0] == site and len(set(urls)) == len(urls) and all(u.startswith(site) for u in urls)
     assert urls[1:len(listed) + 1] == listed  # the seed, then the sitemap in its order
@@ -48,24 +39,24 @@ def test_python_sdk_maps_a_site_from_its_sitemap_pages_and_searxng(map_agent: st
     assert titled[site + "wal.html"] == "Write-Ahead Logging" and len(titled) > len(listed) / 2  # from SearXNG
 
 
-def test_search_puts_the_matching_pages_first(map_agent: str, site: str) -> None:
-    links = Firecrawl(api_url=map_agent).map(site, search="vacuum", limit=3).links
+def test_search_puts_the_matching_pages_first(fetching_agent: str, site: str) -> None:
+    links = Firecrawl(api_url=fetching_agent).map(site, search="vacuum", limit=3).links
     assert len(links) == 3 and links[0].url == site + "lang_vacuum.html"
 
 
-def test_async_client_and_sitemap_only(map_agent: str, site: str, listed: list[str]) -> None:
-    mapped = asyncio.run(AsyncFirecrawl(api_url=map_agent).map(site, sitemap="only", include_subdomains=False))
+def test_async_client_and_sitemap_only(fetching_agent: str, site: str, listed: list[str]) -> None:
+    mapped = asyncio.run(AsyncFirecrawl(api_url=fetching_agent).map(site, sitemap="only", include_subdomains=False))
     assert [link.url for link in mapped.links] == listed
 
 
-def test_v1_client_gets_plain_urls(map_agent: str, site: str) -> None:
-    response = V1FirecrawlApp(api_url=map_agent).map_url(site, limit=4, ignore_sitemap=True)
+def test_v1_client_gets_plain_urls(fetching_agent: str, site: str) -> None:
+    response = V1FirecrawlApp(api_url=fetching_agent).map_url(site, limit=4, ignore_sitemap=True)
     assert response.success and len(response.links) == 4 and response.links[0] == site
     assert all(isinstance(link, str) and link.startswith(site) for link in response.links)
 
 
-def test_js_sdk_maps_with_both_clients(map_agent: str, site: str) -> None:
-    v2, v1 = call_js(map_agent, {"method": "map", "args": [site, {"search": "checkpoint", "limit": 5,
+def test_js_sdk_maps_with_both_clients(fetching_agent: str, site: str) -> None:
+    v2, v1 = call_js(fetching_agent, {"method": "map", "args": [site, {"search": "checkpoint", "limit": 5,
                                                                     "sitemap": "include", "timeout": 8000}]},
                      {"client": "v1", "method": "mapUrl", "args": [site, {"limit": 2}]})
     assert v2["ok"] and v2["result"]["id"] and len(v2["result"]["links"]) == 5
@@ -73,18 +64,17 @@ def test_js_sdk_maps_with_both_clients(map_agent: str, site: str) -> None:
     assert v1["ok"] and v1["result"]["success"] and v1["result"]["links"] == [site, v1["result"]["links"][1]]
 
 
-def test_langchains_firecrawl_loader_in_map_mode(map_agent: str, site: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    loaders = pytest.importorskip("langchain_community.document_loaders",
-                                  reason="langchain-community is in tests/requirements.txt")
+def test_langchains_firecrawl_loader_in_map_mode(fetching_agent: str, site: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FIRECRAWL_API_KEY", "any")  # the loader insists on a key; Wisp without API_KEYS takes any
-    docs = loaders.FireCrawlLoader(url=site, api_url=map_agent, mode="map", params={"limit": 6}).load()
+    docs = FireCrawlLoader(url=site, api_url=fetching_agent, mode="map", params={"limit": 6}).load()
     assert docs[0].page_content == site and len(docs) == 6
     assert any(doc.metadata.get("title") for doc in docs)
 
 
-def test_the_timeout_returns_what_had_arrived_with_a_warning(map_agent: str, site: str, listed: list[str]) -> None:
+def test_the_timeout_returns_what_had_arrived_with_a_warning(fetching_agent: str, site: str, listed: list[str]) -> None:
     started = time.monotonic()
-    body = httpx.post(map_agent + "/v2/map", json={"url": site + "?delay_ms=4000", "timeout": 1500},
+    body = httpx.post(fetching_agent + "/v2/map", json={"url": site + "?delay_ms=4000", "timeout": 1500},
                       timeout=10).json()
     assert time.monotonic() - started < 3.5
     assert body["success"] and set(listed) <= {link["url"] for link in body["links"]}
@@ -103,11 +93,11 @@ def test_the_ssrf_guard_holds_for_every_fetch(agent_url: str, site: str) -> None
     ("/v2/map", b'{"url": "a.test", "sitemap": "all"}'), ("/v1/map", b'{"url": "a.test", "limit": 30001}'),
     ("/v2/map", b'{"search": "x"}'),
 ], ids=["bad-json", "ftp", "limit-0", "sitemap", "v1-limit", "no-url"])
-def test_bad_bodies_get_firecrawls_400_envelope(map_agent: str, path: str, body: bytes) -> None:
-    response = httpx.post(map_agent + path, content=body, headers={"content-type": "application/json"})
+def test_bad_bodies_get_firecrawls_400_envelope(fetching_agent: str, path: str, body: bytes) -> None:
+    response = httpx.post(fetching_agent + path, content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json()["success"] is False and response.json()["error"]
 
 
-def test_the_python_sdk_raises_its_bad_request_error(map_agent: str) -> None:
+def test_the_python_sdk_raises_its_bad_request_error(fetching_agent: str) -> None:
     with pytest.raises(BadRequestError):
-        Firecrawl(api_url=map_agent).map("http://a.test/", limit=100_001)
+        Firecrawl(api_url=fetching_agent).map("http://a.test/", limit=100_001)

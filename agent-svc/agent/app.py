@@ -24,7 +24,7 @@ from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, error_body, re
 from agent.api.streaming import search_events
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
-from agent.errors import UpstreamError, WispError
+from agent.errors import InvalidRequestBody, UpstreamError, WispError
 from agent.index.crawl.jobs import JobStore
 from agent.index.crawl.manager import Crawls
 from agent.index.ingest import Ingest
@@ -138,7 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 async def _admitted_query(request: Request, model: type[V1SearchRequest | V2SearchRequest]) -> SearchQuery:
     """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
-    query = prepared((await read_request(request, model)).to_query(), request.app.state.services.settings)
+    body = await read_request(request, model, InvalidRequestBody)  # search words its refusals itself
+    query = prepared(body.to_query(), request.app.state.services.settings)
     admit_search(request, query)
     return query
 

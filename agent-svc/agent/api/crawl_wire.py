@@ -1,10 +1,11 @@
 """Firecrawl's crawl responses (contract §4.2–§7), shaped for both SDKs' parsers.
 
 Status is always HTTP 200 with `success: true`, a failed crawl included; counts are integers, never null;
-`expiresAt` is ISO 8601; `next` is absolute. As upstream, `next` is there while `total` exceeds what this page
-reached, pages still pending included: a running crawl's last page may be empty and point at itself (firecrawl-py
-stops there; firecrawl-js follows it until the crawl ends). Once the crawl has ended only finished documents
-count, so that a cancelled or failed crawl's pages never left queued do not keep a client paging for ever.
+`expiresAt` is ISO 8601; `next` is absolute. As upstream, a running crawl's page has a `next` while `total`
+exceeds what the page reached, pages still pending included. Unlike upstream, an empty page never has one: its
+`next` would point at itself, and firecrawl-js and the MCP server, which follow `next` without a guard, would
+fetch it in a tight loop until the crawl ends. Once the crawl has ended only finished documents count, so that
+the pages a cancelled or failed crawl left queued do not keep a client paging for ever.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
         "index": {"indexed": job.indexed, "unchanged": job.unchanged, "chunks": job.chunks,
                   "notIndexed": job.not_indexed},
     }
-    if (counts.total if job.status == RUNNING else counts.completed) > skip + len(documents):
+    if (counts.total if job.status == RUNNING and documents else counts.completed) > skip + len(documents):
         query = {"skip": skip + len(documents), **({"limit": limit} if limit is not None else {})}
         body["next"] = f"{base_url}/crawl/{job.id}?{urlencode(query)}"
     warnings = list(job.options.warnings)

@@ -34,7 +34,7 @@ from agent.api.streaming import search_events
 from agent.api.usage import Metering, Usage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
-from agent.errors import UpstreamError, WispError
+from agent.errors import InvalidRequestBody, UpstreamError, WispError
 from agent.index.crawl.jobs import JobStore
 from agent.index.crawl.manager import Crawls
 from agent.index.ingest import Ingest
@@ -160,7 +160,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 async def _admitted_query(request: Request, model: type[V1SearchRequest | V2SearchRequest]) -> SearchQuery:
     """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
-    query = prepared((await read_request(request, model)).to_query(), request.app.state.services.settings)
+    body = await read_request(request, model, InvalidRequestBody)  # search words its refusals itself
+    query = prepared(body.to_query(), request.app.state.services.settings)
     admit_search(request, query)
     return query
 

@@ -200,8 +200,8 @@ class Settings(BaseSettings):
     rate_limit_per_min: int = Field(0, ge=0, description="POST requests per minute of one key (of one client "
                                     "address when keyless); 0: no limit")
     ranked_concurrency_per_key: int = Field(0, ge=0, description="Costly requests (modes other than keyword, "
-                                            "rerank, rich, scrapeOptions formats, /v2/similar, scrapes, maps, extractions) "
-                                            "one key (or address) may have in flight; 0: no cap")
+                                            "rerank, rich, scrapeOptions formats, /v2/similar, scrapes, maps, "
+                                            "extractions) one key (or address) may have in flight; 0: no cap")
     # MCP server (/mcp)
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")

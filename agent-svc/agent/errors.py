@@ -39,6 +39,9 @@ class InvalidJson(BadRequest):
 
 
 class InvalidRequestBody(BadRequest):
+    """A search body its schema refuses: Firecrawl's search controllers answer these themselves, with this
+    message and the zod issues in `details`."""
+
     def __init__(self, details: list[dict[str, Any]]) -> None:
         super().__init__("Invalid request body", details)
 
@@ -49,6 +52,21 @@ class Forbidden(WispError):
 
 class NotFound(WispError):
     status = 404
+class InvalidRequest(BadRequest):
+    """Any other body its schema refuses (scrape, crawl, ...), as Firecrawl's global zod handler answers it: code
+    BAD_REQUEST, the zod issues in `details`, and as `error` the first issue's message when that issue is a
+    custom check (a refinement such as waitFor's), else "Bad Request"."""
+
+    code = "BAD_REQUEST"
+
+    def __init__(self, details: list[dict[str, Any]]) -> None:
+        first = details[0] if details else {}
+        super().__init__(first["message"] if first.get("code") == "custom" else "Bad Request", details)
+
+    @classmethod
+    def check(cls, message: str, path: list[str | int] | None = None) -> InvalidRequest:
+        """One failed custom check on the field at `path` (the body itself when None)."""
+        return cls([{"code": "custom", "path": path or [], "message": message}])
 
 
 class PayloadTooLarge(WispError):

@@ -1,18 +1,22 @@
 """Firecrawl's crawl API on the offline web: through firecrawl-py and firecrawl-js, into the vector index, within
-its scope and robots.txt, and across a restart of agent-svc."""
+its scope and robots.txt, across a restart of agent-svc; active crawls, v1's maxDepth and paging while a crawl
+runs."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from firecrawl import Firecrawl
+from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
 from firecrawl.v2.utils.error_handler import BadRequestError
+from requests.exceptions import HTTPError
 
 from offline_web.stack import OfflineStack
-from tests.integration.conftest import finished_crawl, index_agent_service
+from tests.integration.conftest import agent_service, finished_crawl, index_agent_service
 from tests.integration.test_sdk_js import call_js
 
 
@@ -110,9 +114,12 @@ def test_status_pages_through_the_documents(crawled: dict, index_agent: str) -> 
     ("get", "/v2/crawl/no-such-job", None, 404, "Job not found"),
     ("delete", "/v2/crawl/no-such-job", None, 404, "Job not found"),
     ("post", "/v2/crawl", {"url": "ftp://example.org/"}, 400, "invalid url"),
-    ("post", "/v2/crawl", {"url": "http://example.org/", "includePaths": ["(unclosed"]}, 400, "Invalid request body"),
-    ("post", "/v2/crawl", {"url": "http://example.org/", "delay": 61}, 400, "Invalid request body"),
-    ("post", "/v2/crawl", {"url": "http://example.org/", "limit": 0}, 400, "Invalid request body"),
+    ("post", "/v2/crawl", {"url": "http://example.org/", "includePaths": ["(unclosed"]}, 400,
+     "invalid regular expression '(unclosed'"),
+    ("post", "/v2/crawl", {"url": "http://example.org/", "delay": 61}, 400, "Bad Request"),
+    ("post", "/v2/crawl", {"url": "http://example.org/", "limit": 0}, 400, "Bad Request"),
+    ("post", "/v1/crawl", {"url": "http://example.org/a/b/c/d", "maxDepth": 2}, 400,
+     "URL depth exceeds the specified maxDepth"),
 ])
 def test_bad_crawl_requests_get_firecrawls_envelope(index_agent: str, method: str, path: str, body: dict | None,
                                                     status: int, error: str) -> None:
@@ -163,3 +170,87 @@ def test_crawl_options_from_a_prompt_are_a_400_not_supported(agent_url: str) -> 
         Firecrawl(api_url=agent_url).crawl_params_preview("https://example.org/", "only the blog posts")
     [js] = call_js(agent_url, {"method": "crawlParamsPreview", "args": ["https://example.org/", "only the blog"]})
     assert not js["ok"] and js["error"]["status"] == 400 and "not supported" in js["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def crawl_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """agent-svc crawling the offline web without an index (semantic-svc is not there: pages are not indexed,
+    which these tests of the crawl API do not look at)."""
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("crawl-api"), "agent-crawl-api",
+                       FETCH_ALLOW_HOSTS="127.0.0.1", CRAWL_HOST_DELAY_S="0") as agent:
+        yield agent.url
+
+
+def test_active_crawls_carry_a_team_and_firecrawls_option_names(crawl_agent: str, stack: OfflineStack) -> None:
+    site = f"{stack.web.url}/www.sqlite.org/"
+    job = httpx.post(crawl_agent + "/v2/crawl", json={"url": site, "limit": 20, "delay": 5, "includePaths": ["^/w"],
+                                                      "sitemap": "skip"}).json()
+    try:
+        active = Firecrawl(api_url=crawl_agent).get_active_crawls()
+        [crawl] = [c for c in active.crawls if c.id == job["id"]]
+        assert crawl.team_id == "self-hosted" and crawl.url == site
+        assert {k: crawl.options[k] for k in ("includePaths", "limit", "delay", "sitemap", "crawlEntireDomain")} == {
+            "includePaths": ["^/w"], "limit": 20, "delay": 5, "sitemap": "skip", "crawlEntireDomain": False}
+        assert crawl.options["scrapeOptions"] == {"formats": ["markdown"], "onlyMainContent": True}
+        async_active = asyncio.run(AsyncFirecrawl(api_url=crawl_agent).v2.get_active_crawls())  # not on the top level
+        assert job["id"] in {c.id for c in async_active.crawls}
+        [js] = call_js(crawl_agent, {"method": "getActiveCrawls", "args": []})
+        [js_crawl] = [c for c in js["result"]["crawls"] if c["id"] == job["id"]]
+        assert js_crawl["teamId"] == "self-hosted" and js_crawl["options"]["includePaths"] == ["^/w"]
+        for path in ("/v2/crawl/ongoing", "/v1/crawl/active", "/v1/crawl/ongoing"):
+            body = httpx.get(crawl_agent + path).json()
+            [listed] = [c for c in body["crawls"] if c["id"] == job["id"]]
+            assert body["success"] is True and listed["teamId"] == "self-hosted" and listed["url"] == site
+        v1 = httpx.get(crawl_agent + "/v1/crawl/active").json()
+        [v1_crawl] = [c for c in v1["crawls"] if c["id"] == job["id"]]
+        assert v1_crawl["options"]["ignoreSitemap"] is True and v1_crawl["options"]["allowBackwardLinks"] is False
+    finally:
+        httpx.delete(f"{crawl_agent}/v2/crawl/{job['id']}")
+    assert job["id"] not in {c.id for c in Firecrawl(api_url=crawl_agent).get_active_crawls().crawls}
+
+
+def test_v1s_max_depth_refuses_a_start_url_deeper_than_it(crawl_agent: str, stack: OfflineStack) -> None:
+    deep = f"{stack.web.url}/www.sqlite.org/c3ref/wal_checkpoint.html"  # 3 path segments
+    response = httpx.post(crawl_agent + "/v1/crawl", json={"url": deep, "maxDepth": 2, "limit": 5})
+    assert response.status_code == 400 and response.json()["error"] == "URL depth exceeds the specified maxDepth"
+    assert response.json()["details"] == [{"code": "custom", "path": ["url"],
+                                           "message": "URL depth exceeds the specified maxDepth"}]
+    with pytest.raises(HTTPError, match="URL depth exceeds the specified maxDepth"):
+        V1FirecrawlApp(api_url=crawl_agent).async_crawl_url(deep, max_depth=2, limit=5)
+    [js] = call_js(crawl_agent, {"client": "v1", "method": "asyncCrawlUrl", "args": [deep, {"maxDepth": 2}]})
+    assert not js["ok"] and "URL depth exceeds the specified maxDepth" in js["error"]["message"]
+    # at its depth it is accepted and crawls; v2 has no such check
+    started = V1FirecrawlApp(api_url=crawl_agent).async_crawl_url(deep, max_depth=3, limit=1)
+    assert started.success and started.id
+    assert httpx.post(crawl_agent + "/v2/crawl", json={"url": deep, "maxDiscoveryDepth": 0}).status_code == 200
+    finished_crawl(crawl_agent, started.id)
+
+
+def test_a_crawl_url_without_a_scheme_gets_http(crawl_agent: str, stack: OfflineStack) -> None:
+    bare = stack.web.url.removeprefix("http://") + "/www.sqlite.org/wal.html"
+    job = Firecrawl(api_url=crawl_agent).crawl(bare, limit=1, max_discovery_depth=0, sitemap="skip",
+                                               poll_interval=1, timeout=60)
+    assert job.status == "completed" and [d.metadata.source_url for d in job.data] == [f"http://{bare}"]
+
+
+def test_paging_a_running_crawl_ends_in_both_sdks(crawl_agent: str, stack: OfflineStack) -> None:
+    # `next` counts the pages still pending while the crawl runs, as upstream: each SDK's paging must still end,
+    # without a tight loop on an empty page
+    site = f"{stack.web.url}/www.sqlite.org/"
+    body = {"url": site, "limit": 3, "delay": 1, "sitemap": "skip"}
+    started = httpx.post(crawl_agent + "/v2/crawl", json=body).json()
+    first = httpx.get(f"{crawl_agent}/v2/crawl/{started['id']}").json()
+    if first["status"] == "scraping" and first["total"] > len(first["data"]) > 0:
+        assert first["next"].endswith(f"/v2/crawl/{started['id']}?skip={len(first['data'])}")
+    with httpx.Client(base_url=crawl_agent) as client:
+        skip, pages = 0, 0
+        while (page := client.get(f"/v2/crawl/{started['id']}", params={"skip": skip, "limit": 1}).json()).get("next"):
+            assert page["data"], page  # never an empty page pointing at itself
+            skip, pages = skip + len(page["data"]), pages + 1
+    assert pages <= 3
+    paged = Firecrawl(api_url=crawl_agent).get_crawl_status(started["id"])
+    assert paged.next is None and len(paged.data) <= 3
+    [js] = call_js(crawl_agent, {"method": "getCrawlStatus", "args": [started["id"]]}, timeout_s=120)
+    assert js["ok"] and js["result"]["next"] is None
+    done = finished_crawl(crawl_agent, started["id"])
+    assert done["status"] == "completed" and "next" not in done and len(done["data"]) == done["completed"]

@@ -17,7 +17,7 @@ from agent.api.firecrawl import SafeInt
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
 from agent.errors import BadRequest, WispError
 from agent.index.crawl.jobs import Counts, Job
-from agent.index.crawl.options import BATCH, MAX_SEED_URLS, MAX_URL_CHARS, CrawlOptions, check_page_url
+from agent.index.crawl.options import BATCH, MAX_SEED_URLS, MAX_URL_CHARS, CrawlOptions, page_url
 from agent.search.scrape import ScrapeJob
 
 
@@ -93,10 +93,8 @@ def _valid(urls: list[str], skip_invalid: bool) -> tuple[list[str], list[str]]:
     with `skip_invalid` false, an invalid one is a 400."""
     valid, invalid = [], []
     for given in urls:
-        url = given.strip()
-        url = url if "://" in url else f"http://{url}"
         try:
-            check_page_url(url)
+            url = page_url(given)
         except WispError:
             if not skip_invalid:
                 raise

@@ -9,7 +9,7 @@ from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, pagin
 from agent.api.firecrawl import read_request
 from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import CrawlRequest
+from agent.index.crawl.options import CrawlRequest, V1CrawlRequest
 
 router = APIRouter()
 
@@ -18,24 +18,30 @@ def _crawls(request: Request) -> Crawls:
     return request.app.state.crawls
 
 
+def api_version(request: Request) -> str:
+    return request.url.path.lstrip("/").split("/", 1)[0]
+
+
 def api_base_url(request: Request) -> str:
     """Where this API version's routes are, as the client reached them: `url` and `next` point there."""
-    version = request.url.path.lstrip("/").split("/", 1)[0]
-    return f"{str(request.base_url).rstrip('/')}/{version}"
+    return f"{str(request.base_url).rstrip('/')}/{api_version(request)}"
 
 
 @router.post("/v2/crawl")
 @router.post("/v1/crawl")
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
-    options = (await read_request(request, CrawlRequest)).to_options(crawls.tools.settings.crawl_max_pages)
+    model = V1CrawlRequest if api_version(request) == "v1" else CrawlRequest
+    options = (await read_request(request, model)).to_options(crawls.tools.settings.crawl_max_pages)
     return JSONResponse(started_body(await crawls.start(options), api_base_url(request)))
 
 
 @router.get("/v2/crawl/active")
 @router.get("/v2/crawl/ongoing")
+@router.get("/v1/crawl/active")
+@router.get("/v1/crawl/ongoing")
 async def active_crawls(request: Request) -> JSONResponse:
-    return JSONResponse(active_body(await _crawls(request).active()))
+    return JSONResponse(active_body(await _crawls(request).active(), api_version(request)))
 
 
 @router.get("/v2/crawl/{job_id}")

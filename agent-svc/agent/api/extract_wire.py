@@ -16,7 +16,7 @@ from agent.api.firecrawl import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant
 from agent.errors import BadRequest
-from agent.index.crawl.options import check_page_url
+from agent.index.crawl.options import page_url
 from agent.search.extract import ExtractJob
 from agent.search.extract_jobs import COMPLETED, FAILED, ExtractRecord
 
@@ -79,9 +79,8 @@ class ExtractRequest(BaseModel):
         gets http://, as Firecrawl's."""
         valid, invalid = [], []
         for url in urls:
-            full = url if "://" in url else f"http://{url}"
             try:
-                check_page_url(full.removesuffix("*"))
+                full = page_url(url.removesuffix("*")) + ("*" if url.endswith("*") else "")
             except BadRequest:
                 if not (self.ignoreInvalidURLs if self.ignoreInvalidURLs is not None else self.ignores_invalid_urls):
                     raise

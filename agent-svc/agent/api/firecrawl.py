@@ -7,6 +7,7 @@ the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Annotated, Any, TypeVar
 
@@ -34,7 +35,7 @@ from agent.core.outcome import SearchOutcome
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.core.query import PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
-from agent.errors import BadRequest, InvalidRequestBody, WispError
+from agent.errors import BadRequest, InvalidRequest, InvalidRequestBody, WispError
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ M = TypeVar("M", bound=BaseModel)
 MAX_SAFE_INTEGER = 2**53 - 1  # zod's .int() on Firecrawl's side: larger numbers are not integers to its clients
 DEFAULT_LIMITS = RequestLimits()
 SafeInt = Annotated[StrictInt, Field(le=MAX_SAFE_INTEGER)]
+# how a body its schema refuses is answered: search's controllers word it themselves, every other endpoint's
+# goes to Firecrawl's global zod handler (errors.InvalidRequest)
+Refusal = Callable[[list[dict[str, Any]]], BadRequest]
 
 
 def _typed_items(value: Any) -> Any:
@@ -233,27 +237,28 @@ V2_DEFAULT_LIMIT = 10  # current upstream code (the docs still say 5); the sync 
 V1_DEFAULT_LIMIT = 5
 
 
-async def read_request(request: Request, model: type[M]) -> M:
+async def read_request(request: Request, model: type[M], refusal: Refusal = InvalidRequest) -> M:
     """The request's body as `model`, within the service's request limits (see `parsed`)."""
-    return parsed(await request.body(), model, RequestLimits.of(request.app.state.services.settings))
+    return parsed(await request.body(), model, RequestLimits.of(request.app.state.services.settings), refusal)
 
 
 def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest],
                   limits: RequestLimits = DEFAULT_LIMITS) -> SearchQuery:
     """Raw body → SearchQuery; raises InvalidJson, InvalidRequestBody (with zod-like details) or BadRequest."""
-    return parsed(raw, model, limits).to_query()
+    return parsed(raw, model, limits, InvalidRequestBody).to_query()
 
 
-def parsed(raw: bytes, model: type[M], limits: RequestLimits = DEFAULT_LIMITS) -> M:
-    """Raw body → the request model; raises InvalidJson, BadRequest past a limit, or InvalidRequestBody (with
-    zod-like details)."""
+def parsed(raw: bytes, model: type[M], limits: RequestLimits = DEFAULT_LIMITS,
+           refusal: Refusal = InvalidRequest) -> M:
+    """Raw body → the request model; raises InvalidJson, BadRequest past a limit, or `refusal` with zod-like
+    issues."""
     body = parsed_json(raw, limits)
     if not isinstance(body, dict):
-        raise InvalidRequestBody([_issue("invalid_type", [], "Invalid input: expected object")])
+        raise refusal([_issue("invalid_type", [], "Invalid input: expected object")])
     try:
         request = model.model_validate(body, context={"limits": limits})
     except ValidationError as e:
-        raise InvalidRequestBody([_issue_of(error) for error in e.errors()]) from None
+        raise refusal([_issue_of(error) for error in e.errors()]) from None
     if request.model_extra:
         log.info("ignoring unknown request keys: %s", sorted(request.model_extra))
     return request
@@ -359,7 +364,8 @@ _ZOD_CODES = {
     "list_type": "invalid_type", "dict_type": "invalid_type", "model_type": "invalid_type",
     "int_from_float": "invalid_type", "greater_than": "too_small", "greater_than_equal": "too_small",
     "string_too_short": "too_small", "less_than": "too_big", "less_than_equal": "too_big",
-    "literal_error": "invalid_value",
+    "string_too_long": "too_big", "too_long": "too_big", "too_short": "too_small", "float_type": "invalid_type",
+    "literal_error": "invalid_value", "enum": "invalid_value", "value_error": "custom",
 }
 
 
@@ -368,7 +374,8 @@ def _issue_of(error: dict[str, Any]) -> dict[str, Any]:
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "missing":
         message = "Required"
-    return _issue(_ZOD_CODES.get(error["type"], "custom"), path, message)
+    # "custom" is a check of Wisp's own (a field validator's ValueError), as zod's refinements are
+    return _issue(_ZOD_CODES.get(error["type"], "invalid_value"), path, message)
 
 
 def _issue(code: str, path: list[Any], message: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from wisp_obs.requests import request_id
 
 from agent.api.scrape_wire import MAX_TIMEOUT_MS
 from agent.config import Settings
-from agent.index.crawl.options import MAX_URL_CHARS, check_page_url
+from agent.index.crawl.options import MAX_URL_CHARS, page_url
 from agent.search.site_map import MapJob, SiteMap, Sitemap
 
 DEFAULT_LIMIT = 5000
@@ -52,9 +52,7 @@ class _MapFields(BaseModel):
         return search
 
     def _job(self, limit: int | None, sitemap: Sitemap, settings: Settings) -> MapJob:
-        url = self.url.strip()
-        url = url if "://" in url else f"http://{url}"  # as Firecrawl does
-        check_page_url(url)
+        url = page_url(self.url)
         warnings = ("location is not supported and was ignored",) if self.location else ()
         return MapJob(url, limit or DEFAULT_LIMIT,
                       self.timeout / 1000 if self.timeout is not None else settings.map_timeout_s,

@@ -5,23 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
 
 from agent.answers.page_answers import page_ask
-from agent.api.firecrawl import CacheOptions, ScrapeOptions
+from agent.api.firecrawl import CacheOptions, SafeInt, ScrapeOptions
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS, PAGE_ASK_KINDS
 from agent.core.pages import CacheUse
-from agent.errors import BadRequest
-from agent.index.crawl.options import MAX_URL_CHARS, check_page_url
+from agent.core.query import PageAsk
+from agent.errors import BadRequest, InvalidRequest
+from agent.index.crawl.options import MAX_URL_CHARS, page_url
 from agent.search.scrape import ScrapeFailed, ScrapeJob
 
 MAX_FORMATS = 20
 MAX_TAGS = 100
 MAX_HEADERS = 50
 MAX_ACTIONS = 50  # Firecrawl's own bound
-MAX_TIMEOUT_MS = 300_000
+MAX_TIMEOUT_MS = 300_000  # a longer `timeout` is accepted (Firecrawl sets none) and cut to this, with a warning
 MAX_WAIT_FOR_MS = 60_000
-
 
 
 class _PageFields(BaseModel):
@@ -31,7 +31,7 @@ class _PageFields(BaseModel):
 
     url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
-    timeout: StrictInt | None = Field(None, gt=0, le=MAX_TIMEOUT_MS)
+    timeout: SafeInt | None = Field(None, gt=0)
     waitFor: StrictInt | None = Field(None, ge=0, le=MAX_WAIT_FOR_MS)  # noqa: N815
     includeTags: list[StrictStr] | None = Field(None, max_length=MAX_TAGS)  # noqa: N815
     excludeTags: list[StrictStr] | None = Field(None, max_length=MAX_TAGS)  # noqa: N815
@@ -43,31 +43,36 @@ class _PageFields(BaseModel):
     origin: StrictStr | None = None
     integration: StrictStr | None = None
 
-    def _job(self, items: list[dict[str, Any]], timeout_ms: int, cache_use: CacheUse, json_key: str = "json"
-             ) -> ScrapeJob:
+    @field_validator("waitFor")
+    @classmethod
+    def _half_of_timeout(cls, wait_for: int | None, info: ValidationInfo) -> int | None:
+        """Firecrawl's refinement, checked only when both are given."""
+        timeout = info.data.get("timeout")
+        if wait_for and timeout and wait_for > timeout / 2:
+            raise ValueError("waitFor must not exceed half of timeout")
+        return wait_for
+
+    def _job(self, items: list[dict[str, Any]], default_timeout_s: float, cache_use: CacheUse,
+             json_key: str = "json") -> ScrapeJob:
         """The job these fields and format objects ask for; a 400 naming what is wrong."""
-        url = self.url.strip()
-        url = url if "://" in url else f"http://{url}"  # as Firecrawl does
-        check_page_url(url)
+        url = page_url(self.url)
         if len(items) > MAX_FORMATS:
-            raise BadRequest(f"formats may name at most {MAX_FORMATS} formats")
+            raise InvalidRequest.check(f"formats may name at most {MAX_FORMATS} formats", ["formats"])
         names = [str(item["type"]) for item in items]
         if unknown := sorted(set(names) - FIRECRAWL_FORMATS):
-            raise BadRequest(f"unknown formats {unknown}")
-        if self.waitFor and self.waitFor > timeout_ms / 2:
-            raise BadRequest("waitFor must be at most half of timeout")
+            raise InvalidRequest.check(f"unknown formats {unknown}", ["formats"])
         if self.actions:
             raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
                                "actions are not supported: Wisp fetches pages without a browser")
-        asks = tuple(page_ask(item) for item in items if item["type"] in PAGE_ASK_KINDS)
-        if len({a.kind for a in asks}) < len(asks):
-            raise BadRequest("formats name summary, json and question at most once each")
-        return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in DOCUMENT_FORMATS)), asks,
+        timeout_ms = min(self.timeout or round(default_timeout_s * 1000), MAX_TIMEOUT_MS)
+        return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in DOCUMENT_FORMATS)), _asks(items),
                          self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key,
                          cache_use)
 
     def _warnings(self, names: list[str]) -> tuple[str, ...]:
         warnings = []
+        if self.timeout and self.timeout > MAX_TIMEOUT_MS:
+            warnings.append(f"timeout {self.timeout} ms is above Wisp's limit: the scrape had {MAX_TIMEOUT_MS} ms")
         if skipped := sorted(set(names) - set(DOCUMENT_FORMATS) - set(PAGE_ASK_KINDS)):
             warnings.append(f"formats {skipped} are not supported and were skipped")
         ignored = [name for name, value in (("includeTags", self.includeTags), ("excludeTags", self.excludeTags),
@@ -82,8 +87,7 @@ class ScrapeRequest(_PageFields, ScrapeOptions):
     """Firecrawl's v2 scrape request: its scrape options and the URL (contract §2.1)."""
 
     def to_job(self, default_timeout_s: float) -> ScrapeJob:
-        return self._job(self.formats or [{"type": "markdown"}], self.timeout or round(default_timeout_s * 1000),
-                         self.cache_use())
+        return self._job(self.formats or [{"type": "markdown"}], default_timeout_s, self.cache_use())
 
 
 class V1ScrapeRequest(_PageFields, CacheOptions):
@@ -96,8 +100,18 @@ class V1ScrapeRequest(_PageFields, CacheOptions):
     def to_job(self, default_timeout_s: float) -> ScrapeJob:
         names = self.formats or ["markdown"]
         if {"json", "extract"} <= set(names):
-            raise BadRequest("formats name json or extract, not both")
+            raise InvalidRequest.check("formats name json or extract, not both", ["formats"])
         items = [{**(self.jsonOptions or {}), "type": "json"} if name == "json" else
                  {**(self.extract or {}), "type": "json"} if name == "extract" else {"type": name} for name in names]
-        return self._job(items, self.timeout or round(default_timeout_s * 1000), self.cache_use(),
-                         "extract" if "extract" in names else "json")
+        return self._job(items, default_timeout_s, self.cache_use(), "extract" if "extract" in names else "json")
+
+
+def _asks(items: list[dict[str, Any]]) -> tuple[PageAsk, ...]:
+    """The formats the LLM answers, each checked; a 400 on `formats` when one is malformed or named twice."""
+    try:
+        asks = tuple(page_ask(item) for item in items if item["type"] in PAGE_ASK_KINDS)
+    except BadRequest as e:
+        raise InvalidRequest.check(e.message, ["formats"]) from None
+    if len({a.kind for a in asks}) < len(asks):
+        raise InvalidRequest.check("formats name summary, json and question at most once each", ["formats"])
+    return asks

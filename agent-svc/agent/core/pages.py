@@ -90,11 +90,20 @@ class Extraction:
     # ranking reads no further into a page than this: extraction takes about 1.5 s per MB of HTML, and a 5.8 MB
     # all-in-one manual held hybrid answers for 8 s (a Document always gets its whole page)
     max_bytes: int | None = None
+    # a page the site answered with an error status is extracted too (a scrape returns a 404 page's content
+    # with its statusCode, as Firecrawl does); searches and crawls take such a page as failed
+    error_pages: bool = False
 
     def served_by(self, done: Extraction) -> bool:
         """Whether a page extracted as `done` serves this: document formats and chunks may come extra."""
         return (done.main_only == self.main_only and (done.document or not self.document)
+                and (done.error_pages or not self.error_pages)
                 and (self.chunk_chars is None or done.chunk_chars == self.chunk_chars))
+
+    def reads(self, fetched: Fetched) -> bool:
+        """Whether this extraction has text to read in `fetched`."""
+        return fetched.ok or (self.error_pages and fetched.error is not None and fetched.error.kind == "http"
+                              and bool(fetched.body))
 
 
 @dataclass(frozen=True)
@@ -113,5 +122,5 @@ class Page:
         return error.kind if error else "unextracted"
 
     def serves(self, wanted: Extraction) -> bool:
-        """Whether this page needs no new extraction for `wanted` (a failed fetch never does)."""
-        return self.extraction is not None and (not self.fetched.ok or wanted.served_by(self.extraction))
+        """Whether this page needs no new extraction for `wanted` (a fetch with nothing to read never does)."""
+        return self.extraction is not None and (not wanted.reads(self.fetched) or wanted.served_by(self.extraction))

@@ -129,7 +129,9 @@ class DiskStore:
                 self._forget(key)
             return None
         with self._lock:
-            self._note(key, len(blob))
+            self._note(key, len(blob))  # another process may have written it: what this one holds can grow
+            if self._held > self._max:
+                self._evict()
         return blob
 
     def write(self, key: str, blob: bytes) -> int:

@@ -2,8 +2,8 @@
 and the chunks ranking scores.
 
 trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
-Plain text passes through, and PDFs give their text through pypdf. `extract_page` is what the extraction
-worker processes run, so chunking happens there too, off the event loop.
+Plain text passes through, a JSON page is fenced as ```json, and PDFs give their text through pypdf.
+`extract_page` is what the extraction worker processes run, so chunking happens there too, off the event loop.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from wisp_text.markdown import unescaped
 from agent.core.dates import parse_iso
 from agent.core.pages import Extracted, Extraction, Fetched, Page, PageError
 from agent.errors import Degraded
-from agent.pages.fetch import PDF_TYPE
+from agent.pages.fetch import JSON_TYPE, PDF_TYPE
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
@@ -33,7 +33,7 @@ class ExtractionFailed(Degraded):
 
 def extract_page(fetched: Fetched, how: Extraction) -> Page:
     """The fetched page extracted as asked; never raises: one hostile page fails only itself."""
-    if not fetched.ok:
+    if not how.reads(fetched):
         return Page(fetched, error=fetched.error, extraction=how)
     read = fetched  # the page keeps its whole body: a later extraction for a Document reads all of it
     if how.max_bytes is not None and not how.document:
@@ -63,6 +63,8 @@ def extract(fetched: Fetched, main_only: bool = True, document: bool = False) ->
     text = decode(fetched.body, fetched.charset)
     if fetched.content_type == "text/plain":
         return Extracted(fetched.final_url, text.strip())
+    if fetched.content_type == JSON_TYPE:  # as Firecrawl gives a JSON page: its text, fenced in the markdown
+        return Extracted(fetched.final_url, f"```json\n{text.strip()}\n```", raw_html=text, html=text)
     return _from_html(fetched.final_url, text, main_only, document)
 
 

@@ -21,12 +21,13 @@ from agent.core.pages import CacheUse, FailureKind, Fetched, FetchOutcome, PageE
 from agent.pages.cache import PageCache
 from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
 
-TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
+JSON_TYPE = "application/json"
+TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain", JSON_TYPE)
 PDF_TYPE = "application/pdf"
 # Content-Encoding → zlib's wbits (0: not compressed); fetches ask for no other, and decode these themselves
 ENCODINGS = {"": 0, "identity": 0, "gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
              "deflate": zlib.MAX_WBITS}
-_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
+_ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.1"
 
 
 @dataclass(frozen=True)
@@ -97,14 +98,15 @@ class Fetcher:
                 return response.headers["location"]
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
             fetched = Fetched(url, url, response.status_code, content_type, charset=response.charset_encoding)
+            readable = not content_type or content_type.startswith(TEXT_TYPES + types) or content_type == PDF_TYPE
             if response.status_code >= 400:
                 fetched.error, fetched.outcome = PageError("http", f"HTTP {response.status_code}"), "http_error"
-            elif content_type and not content_type.startswith(TEXT_TYPES + types) and content_type != PDF_TYPE:
+            elif not readable:
                 fetched.error = PageError("unsupported", f"unsupported content type {content_type}")
                 fetched.outcome = "unsupported_type"
-            else:
+            if readable:  # an error page's body too: a scrape returns it (Extraction.error_pages)
                 fetched.body = await self._read_capped(response)
-                if content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
+                if fetched.ok and content_type == PDF_TYPE and len(fetched.body) > self._policy.max_bytes:
                     # a cut PDF does not parse
                     fetched.error = PageError("unsupported", f"PDF over {self._policy.max_bytes} bytes")
                     fetched.outcome = "too_large"

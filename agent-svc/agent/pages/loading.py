@@ -57,7 +57,7 @@ class RequestPages:
 async def extracted(fetched: Fetched, how: Extraction, pool: WorkerPool, deadline: float) -> Page:
     """A fetched page extracted in the worker pool by `deadline` (time.monotonic()); every failure is the
     page's error, never an exception. Searches and crawls extract through this one function."""
-    if not fetched.ok:
+    if not how.reads(fetched):
         return Page(fetched, error=fetched.error, extraction=how)
     try:
         async with asyncio.timeout_at(deadline):

@@ -3,8 +3,8 @@ within the request's timeout), shaped as the Firecrawl Document that search's sc
 summary, json and question asked of the LLM (answers.page_answers). The request's wire format is
 api.scrape_wire's.
 
-A page that cannot be had is never a 5xx: its failure gets Firecrawl's status and code (FAILURES), and a page
-the site answered with an error status is a Document with that statusCode, as Firecrawl returns it.
+A page that cannot be had gets Firecrawl's status and code for why (FAILURES); a page the site answered with an
+error status is a Document with its content and that statusCode, as Firecrawl returns it.
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ from agent.pages.documents import document
 from agent.services import Services
 from agent.upstream.clients import Upstreams
 
-# a failure with no page to show → (HTTP status, Firecrawl's code). Firecrawl answers a DNS failure with 200 and
-# `success: false`; Wisp does the same for the other site failures upstream answers with a 500, so that a bad page
-# is never a server error (firecrawl-py still raises DNSResolutionError, TLSError or FirecrawlError on them)
+# a failure with no page to show → (HTTP status, Firecrawl's code), as its scrape controller answers them: 500
+# for a scrape that failed, except a DNS failure, which it answers with 200 and `success: false` (its own tests
+# hold it to that); firecrawl-py raises InternalServerError, TLSError or DNSResolutionError, firecrawl-js SdkError
 FAILURES = {
     "timeout": (408, "SCRAPE_TIMEOUT"),
     "blocked": (403, "UNSUPPORTED_SITE"),
     "dns": (200, "SCRAPE_DNS_RESOLUTION_ERROR"),
-    "tls": (200, "SCRAPE_SSL_ERROR"),
-    "unsupported": (200, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
-    "unreachable": (200, "SCRAPE_SITE_ERROR"),
+    "tls": (500, "SCRAPE_SSL_ERROR"),
+    "unsupported": (500, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
+    "unreachable": (500, "SCRAPE_SITE_ERROR"),
 }
 
 
@@ -61,7 +61,7 @@ class ScrapeJob:
 
     @property
     def extraction(self) -> Extraction:
-        return Extraction(self.main_only, document=needs_whole_page(self.formats))
+        return Extraction(self.main_only, document=needs_whole_page(self.formats), error_pages=True)
 
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:

@@ -136,7 +136,7 @@ def _web(request: httpx.Request) -> httpx.Response:
         case "/page":
             return httpx.Response(200, stream=Streamed(b"<p>hello</p>"), headers={"content-type": "text/html"})
         case "/missing":
-            return httpx.Response(404, html="gone")
+            return httpx.Response(404, stream=Streamed(b"gone"), headers={"content-type": "text/html"})
         case "/image":
             return httpx.Response(200, content=b"\x89PNG", headers={"content-type": "image/png"})
         case "/loop":

@@ -7,7 +7,7 @@ MAX_PATTERNS of at most MAX_PATTERN_CHARS each.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS
 from agent.core.pages import CacheUse
-from agent.errors import BadRequest
+from agent.errors import BadRequest, InvalidRequest
 
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
@@ -24,6 +24,8 @@ MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without follow
 MAX_URL_CHARS = 2048
 CRAWL, BATCH = "crawl", "batch"
 _NOT_IN_HOSTS = set('<>#?@[]\\^|"{}`%')  # WHATWG's forbidden host code points (and spaces): `new URL` refuses them
+V1_DEFAULT_MAX_DEPTH = 10  # v1's maxDepth when a crawl names none
+_SCHEME = re2.compile(r"(?i)^[a-z][a-z0-9+.-]*:(?:$|[^0-9])")  # a scheme, not a host's port
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class CrawlOptions:
     exclude: tuple[str, ...] = ()
     regex_on_full_url: bool = False
     max_depth: int | None = None  # link hops from a seed; None: no bound
+    max_path_depth: int | None = None  # v1's maxDepth: path segments of a followed URL, at most (url_depth)
     entire_domain: bool = False
     subdomains: bool = False
     external: bool = False
@@ -126,9 +129,8 @@ class CrawlRequest(BaseModel):
         return patterns
 
     def to_options(self, max_pages: int) -> CrawlOptions:
-        seeds = tuple(dict.fromkeys([self.url, *(self.urls or [])]))
-        for seed in seeds:
-            check_page_url(seed)
+        seeds = tuple(dict.fromkeys([page_url(self.url), *(page_url(u, ["urls", n]) for n, u in
+                                                            enumerate(self.urls or []))]))
         if self.zeroDataRetention:
             raise BadRequest("zeroDataRetention is not supported: a crawl's Documents are kept for CRAWL_TTL_S")
         warnings = []
@@ -143,7 +145,7 @@ class CrawlRequest(BaseModel):
         scrape = self.scrapeOptions or _ScrapeOptions()
         formats = tuple(f if isinstance(f, str) else str(f.get("type")) for f in scrape.formats or ["markdown"])
         if unknown := sorted(set(formats) - FIRECRAWL_FORMATS):
-            raise BadRequest(f"unknown scrapeOptions.formats {unknown}")
+            raise InvalidRequest.check(f"unknown scrapeOptions.formats {unknown}", ["scrapeOptions", "formats"])
         if unsupported := sorted(set(formats) - set(DOCUMENT_FORMATS)):
             warnings.append(f"scrapeOptions.formats {unsupported} are not supported by crawls and were skipped")
         sitemap = self.sitemap or ("skip" if self.ignoreSitemap else "include")
@@ -161,15 +163,47 @@ class CrawlRequest(BaseModel):
         )
 
 
-def check_page_url(url: str) -> None:
+class V1CrawlRequest(CrawlRequest):
+    """v1's crawl request: `maxDepth` bounds how many path segments a crawled URL has beyond the start URL's,
+    and a start URL already deeper than maxDepth is refused (Firecrawl's v1 schema; v2's maxDiscoveryDepth
+    counts link hops and has no such check)."""
+
+    maxDepth: StrictInt = Field(V1_DEFAULT_MAX_DEPTH, ge=0, le=1000)  # noqa: N815
+
+    def to_options(self, max_pages: int) -> CrawlOptions:
+        options = super().to_options(max_pages)
+        depth = url_depth(options.seed)
+        if depth > self.maxDepth:
+            raise InvalidRequest.check("URL depth exceeds the specified maxDepth", ["url"])
+        return replace(options, max_path_depth=depth + self.maxDepth)
+
+
+def url_depth(url: str) -> int:
+    """How many path segments `url` has, as Firecrawl counts them: / is 0, /a/b and /a/b/ are 2."""
+    segments = urlsplit(url).path.split("/")
+    return len(segments) - 1 - (1 if len(segments) > 1 and segments[0] == segments[-1] == "" else 0)
+
+
+def page_url(url: str, path: list[str | int] | None = None) -> str:
+    """`url` as a page to fetch: `http://` put before one without a scheme, as Firecrawl does; a 400 (naming
+    the field at `path`, `url` by default) unless it then passes check_page_url. Unlike Firecrawl, which
+    prefixes anything without `://`, a `scheme:` such as mailto: keeps its scheme (and is refused), while
+    `host:port` is a host."""
+    url = url.strip()
+    url = url if _SCHEME.match(url) else f"http://{url}"
+    check_page_url(url, path)
+    return url
+
+
+def check_page_url(url: str, path: list[str | int] | None = None) -> None:
     """A 400 unless `url` is an absolute http(s) URL of at most MAX_URL_CHARS with a valid host and port."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port out of range
     except ValueError as e:
-        raise BadRequest(f"invalid url {url[:200]!r}: {e}") from None
+        raise InvalidRequest.check(f"invalid url {url[:200]!r}: {e}", path or ["url"]) from None
     host = parts.hostname or ""
     if (len(url) > MAX_URL_CHARS or parts.scheme not in ("http", "https") or not host
             or any(c.isspace() or c in _NOT_IN_HOSTS for c in host)):
-        raise BadRequest(f"invalid url {url[:200]!r}: an absolute http(s) URL of at most {MAX_URL_CHARS} "
-                         "characters is required")
+        raise InvalidRequest.check(f"invalid url {url[:200]!r}: an absolute http(s) URL of at most "
+                                   f"{MAX_URL_CHARS} characters is required", path or ["url"])

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 import re2
 
 from agent.config import DEFAULT_JUNK_PATHS
-from agent.index.crawl.options import MAX_URL_CHARS, CrawlOptions
+from agent.index.crawl.options import MAX_URL_CHARS, CrawlOptions, url_depth
 
 _NOT_PAGES = re2.compile(
     r"(?i)\.(png|jpe?g|gif|webp|svg|ico|bmp|tiff?|mp[34]|m4a|ogg|wav|webm|avi|mov|zip|gz|tgz|bz2|xz|7z|rar|tar|"
@@ -65,6 +65,8 @@ class Scope:
             return f"outside {self._prefix}"
         if _NOT_PAGES.search(parts.path):
             return "not a page"
+        if self.options.max_path_depth is not None and url_depth(url) > self.options.max_path_depth:
+            return "deeper than maxDepth"
         target = url if self.options.regex_on_full_url else parts.path
         if any(p.search(target) for p in self._exclude):
             return "excludePaths"

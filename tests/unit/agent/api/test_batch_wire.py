@@ -13,7 +13,7 @@ from agent.api.batch_wire import (
     started_body,
 )
 from agent.api.firecrawl import parsed
-from agent.errors import BadRequest, InvalidRequestBody
+from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.jobs import RUNNING, Counts, Job
 from agent.index.crawl.options import BATCH, CrawlOptions
 from agent.search.scrape import ScrapeFailed
@@ -95,7 +95,7 @@ def test_bad_batches_are_400s_naming_why(body: dict, error: str) -> None:
                                   {"urls": ["https://docs.test/"], "maxAge": -1},
                                   {"urls": ["https://docs.test/"], "appendToId": ""}])
 def test_malformed_batches_are_invalid_request_bodies(body: dict) -> None:
-    with pytest.raises(InvalidRequestBody):
+    with pytest.raises(InvalidRequest):
         batch(body)
 
 

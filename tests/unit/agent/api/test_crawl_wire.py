@@ -4,10 +4,19 @@ from dataclasses import replace
 
 import pytest
 
-from agent.api.crawl_wire import DEFAULT_PAGE, MAX_PAGE, active_body, errors_body, paging, started_body, status_body
+from agent.api.crawl_wire import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    TEAM_ID,
+    active_body,
+    errors_body,
+    paging,
+    started_body,
+    status_body,
+)
 from agent.errors import BadRequest
-from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING, Counts, Job
-from agent.index.crawl.options import CrawlOptions
+from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, Counts, Job
+from agent.index.crawl.options import CrawlOptions, CrawlRequest, V1CrawlRequest
 
 BASE = "http://127.0.0.1:3002/v2"  # the routes' base: the API version the client reached
 EXPIRES = 1_767_225_600.25  # 2026-01-01T00:00:00.250Z
@@ -37,11 +46,36 @@ def test_the_started_body_points_at_the_status() -> None:
     assert started_body("abc", BASE) == {"success": True, "id": "abc", "url": f"{BASE}/crawl/abc"}
 
 
-def test_the_active_body_lists_each_crawl_with_its_options() -> None:
+def test_the_active_body_lists_each_crawl_with_its_team_and_firecrawls_option_names() -> None:
     assert active_body([JOB]) == {"success": True, "crawls": [{
-        "id": "abc", "url": "https://docs.test/", "created_at": "2025-12-31T00:00:00.250Z",
-        "options": JOB.options.as_json()}]}
+        "id": "abc", "teamId": TEAM_ID, "url": "https://docs.test/", "created_at": "2025-12-31T00:00:00.250Z",
+        "options": {"includePaths": [], "excludePaths": [], "regexOnFullURL": False, "limit": 10,
+                    "crawlEntireDomain": False, "allowExternalLinks": False, "allowSubdomains": False,
+                    "ignoreRobotsTxt": False, "sitemap": "include", "ignoreQueryParameters": False,
+                    "deduplicateSimilarURLs": True,
+                    "scrapeOptions": {"formats": ["markdown"], "onlyMainContent": True}}}]}
     assert active_body([]) == {"success": True, "crawls": []}
+
+
+def test_the_options_listed_are_the_options_a_crawl_was_started_with() -> None:
+    body = {"url": "https://docs.test/a/", "includePaths": ["^/a/b"], "maxDiscoveryDepth": 2, "limit": 7,
+            "crawlEntireDomain": True, "allowSubdomains": True, "sitemap": "skip", "delay": 1.5,
+            "maxConcurrency": 3, "scrapeOptions": {"formats": ["markdown", "links"], "onlyMainContent": False}}
+    options = CrawlRequest.model_validate(body).to_options(100)
+    [listed] = active_body([replace(JOB, options=options)])["crawls"]
+    assert listed["options"] == {**{k: v for k, v in body.items() if k != "url"}, "excludePaths": [],
+                                 "regexOnFullURL": False, "allowExternalLinks": False, "ignoreRobotsTxt": False,
+                                 "ignoreQueryParameters": False, "deduplicateSimilarURLs": True}
+
+
+def test_v1_lists_v1s_option_names() -> None:
+    options = V1CrawlRequest.model_validate({"url": "https://docs.test/a/", "maxDepth": 3,
+                                             "ignoreSitemap": True}).to_options(100)
+    [listed] = active_body([replace(JOB, options=options)], "v1")["crawls"]
+    assert listed["teamId"] == TEAM_ID and listed["url"] == "https://docs.test/a/"
+    assert {k: listed["options"][k] for k in ("maxDepth", "ignoreSitemap", "allowBackwardLinks")} == {
+        "maxDepth": 3, "ignoreSitemap": True, "allowBackwardLinks": False}
+    assert "sitemap" not in listed["options"]
 
 
 def test_the_status_carries_integer_counts_the_index_and_an_iso_expiry() -> None:
@@ -51,14 +85,25 @@ def test_the_status_carries_integer_counts_the_index_and_an_iso_expiry() -> None
     assert body["expiresAt"] == "2026-01-01T00:00:00.250Z"
     assert body["index"] == {"indexed": 3, "unchanged": 1, "chunks": 12, "notIndexed": 0}
     assert body["data"] == [{"markdown": "0"}, {"markdown": "1"}]
-    assert "next" not in body and "warning" not in body and "error" not in body
+    assert body["next"] == f"{BASE}/crawl/abc?skip=2"  # running, with 3 of its 5 pages pending
+    assert "warning" not in body and "error" not in body
 
 
-def test_next_appears_only_when_finished_documents_lie_beyond_the_page() -> None:
+def test_a_running_crawls_next_counts_the_pages_still_pending_as_upstream() -> None:
     assert status(completed=4, documents=2)["next"] == f"{BASE}/crawl/abc?skip=2"
-    assert status(completed=9, documents=3, skip=3, limit=3)["next"] == f"{BASE}/crawl/abc?skip=6&limit=3"
-    assert "next" not in status(completed=5, documents=2, skip=3)
-    assert "next" not in status(completed=2, documents=0, skip=2)  # no empty page pointing at itself
+    assert status(completed=2, documents=2)["next"] == f"{BASE}/crawl/abc?skip=2"  # total 5: 3 pending
+    assert "next" not in status(completed=5, documents=2, skip=3)  # the total reached
+    # an empty page would point at itself: firecrawl-js would fetch it in a tight loop until the crawl ends
+    assert "next" not in status(completed=2, documents=0, skip=2)
+
+
+@pytest.mark.parametrize("ended", [COMPLETED, CANCELLED, FAILED])
+def test_an_ended_crawls_next_counts_only_finished_documents(ended: str) -> None:
+    # pages a cancelled or failed crawl left queued stay in its total: they must not keep a client paging
+    job = replace(JOB, status=ended)
+    assert status(job, completed=9, documents=3, skip=3, limit=3)["next"] == f"{BASE}/crawl/abc?skip=6&limit=3"
+    assert "next" not in status(job, completed=2, documents=2)
+    assert "next" not in status(job, completed=2, documents=0, skip=2)  # no empty page pointing at itself
 
 
 def test_a_failed_crawl_is_still_a_success_with_its_error() -> None:

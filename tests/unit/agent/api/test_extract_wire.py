@@ -9,7 +9,7 @@ import pytest
 from agent.api.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
 from agent.api.firecrawl import parsed
 from agent.config import Settings
-from agent.errors import BadRequest, InvalidRequestBody
+from agent.errors import BadRequest, InvalidRequest
 from agent.search.extract import ExtractJob, ExtractResult
 from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractRecord
 
@@ -79,7 +79,7 @@ def test_bad_requests_are_400s_that_say_why(body: dict, problem: str) -> None:
 @pytest.mark.parametrize("body", [{"urls": "https://a.test/"}, {"prompt": 3}, {"prompt": "x" * 10_001},
                                   {"urls": ["https://a.test/"], "limit": 0}, {"showSources": "yes"}])
 def test_wrong_types_and_bounds_are_400s_with_details(body: dict) -> None:
-    with pytest.raises(InvalidRequestBody):
+    with pytest.raises(InvalidRequest):
         job(body)
 
 

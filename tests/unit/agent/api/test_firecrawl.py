@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agent.api.firecrawl import (
+    MAX_SAFE_INTEGER,
     V1SearchRequest,
     V2SearchRequest,
     error_body,
@@ -15,7 +16,7 @@ from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.pages import CacheUse
 from agent.core.query import SourceRequest
-from agent.errors import BadRequest, InvalidJson, InvalidRequestBody, SearchTimeout, UpstreamError
+from agent.errors import BadRequest, InvalidJson, InvalidRequest, InvalidRequestBody, SearchTimeout, UpstreamError
 
 
 def v2(**body) -> object:
@@ -169,3 +170,31 @@ def test_the_packed_context_comes_before_the_results_for_a_reader_of_the_head() 
     body = v2_response(SearchOutcome(HITS, context="[1] Best\nthe answer"), query)
     serialized = json.dumps(body)
     assert list(body)[:2] == ["success", "context"] and serialized.index("the answer") < serialized.index('"data"')
+
+
+def test_a_refused_search_body_keeps_search_controllers_envelope() -> None:
+    with pytest.raises(InvalidRequestBody) as refused:
+        parse_request(b'{"query": "q", "limit": 0}', V2SearchRequest)
+    assert error_body(refused.value) == {"success": False, "error": "Invalid request body", "details": [
+        {"code": "too_small", "path": ["limit"], "message": "Input should be greater than or equal to 1"}]}
+
+
+@pytest.mark.parametrize(("details", "error"), [
+    ([{"code": "too_big", "path": ["limit"], "message": "too big"}], "Bad Request"),
+    ([{"code": "custom", "path": ["waitFor"], "message": "waitFor must not exceed half of timeout"},
+      {"code": "too_big", "path": ["limit"], "message": "too big"}], "waitFor must not exceed half of timeout"),
+    ([{"code": "invalid_type", "path": ["url"], "message": "Required"},
+      {"code": "custom", "path": ["url"], "message": "URL depth exceeds the specified maxDepth"}], "Bad Request"),
+])
+def test_any_other_refused_body_reads_as_firecrawls_global_zod_handler(details: list, error: str) -> None:
+    assert error_body(InvalidRequest(details)) == {"success": False, "error": error, "code": "BAD_REQUEST",
+                                                   "details": details}
+    assert error_body(InvalidRequest.check("no good", ["url", 0])) == {
+        "success": False, "error": "no good", "code": "BAD_REQUEST",
+        "details": [{"code": "custom", "path": ["url", 0], "message": "no good"}]}
+
+
+def test_a_search_timeout_has_no_upper_bound_below_max_safe_integer() -> None:
+    assert v2(query="q", timeout=MAX_SAFE_INTEGER).timeout_ms == MAX_SAFE_INTEGER
+    with pytest.raises(InvalidRequestBody):
+        v2(query="q", timeout=MAX_SAFE_INTEGER + 1)

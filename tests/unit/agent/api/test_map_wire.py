@@ -9,7 +9,7 @@ from agent.api.body_limits import RequestLimits
 from agent.api.firecrawl import parsed
 from agent.api.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
 from agent.config import Settings
-from agent.errors import BadRequest, InvalidRequestBody
+from agent.errors import BadRequest, InvalidRequest
 from agent.search.site_map import MapJob, MapLink, SiteMap
 
 SETTINGS = Settings(map_timeout_s=7.0)
@@ -48,7 +48,7 @@ def test_v1_names_the_sitemap_with_two_flags() -> None:
     ({"search": "x" * 51}, MapRequest), ({"ignoreSitemap": 1}, V1MapRequest),
 ])
 def test_out_of_range_or_mistyped_keys_are_invalid_bodies(body: dict, model: type) -> None:
-    with pytest.raises(InvalidRequestBody):
+    with pytest.raises(InvalidRequest):
         job(body, model)
 
 

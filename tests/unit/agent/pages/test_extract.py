@@ -1,6 +1,6 @@
 import pytest
 
-from agent.core.pages import Extraction, Fetched
+from agent.core.pages import Extraction, Fetched, PageError
 from agent.pages.extract import ExtractionFailed, cut, decode, extract, extract_page, outline
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
@@ -54,6 +54,20 @@ def test_charsets() -> None:
 
 def test_plain_text_passes_through() -> None:
     assert extract(fetched(b"  just text  ", "text/plain")).markdown == "just text"
+
+
+def test_a_json_page_is_fenced_as_json_and_its_raw_html_is_the_json() -> None:
+    page = extract(fetched(b'{"ok": true}\n', "application/json"))
+    assert page.markdown == '```json\n{"ok": true}\n```' and page.raw_html == '{"ok": true}\n'
+
+
+def test_an_error_page_is_extracted_only_when_asked() -> None:
+    gone = fetched(b"<html><body><article><h1>Gone</h1><p>" + b"This page moved away. " * 20 + b"</p></article>"
+                   b"</body></html>")
+    gone.status, gone.error = 410, PageError("http", "HTTP 410")
+    assert extract_page(gone, Extraction()).extracted is None
+    page = extract_page(gone, Extraction(error_pages=True))
+    assert page.extracted is not None and "moved away" in page.extracted.markdown and page.failure == "http"
 
 
 @pytest.mark.parametrize("body", [b"<html><body></body></html>", b"%PDF-1.4 not really a pdf"])

@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from agent.core.pages import CacheUse, Fetched, Page, PageError
+from agent.core.pages import CacheUse, Extraction, Fetched, Page, PageError
 from agent.pages.cache import MemoryStore, PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy, _failed
 from agent.pages.ssrf import Allowlist, Blocked, Unresolvable
@@ -54,7 +54,7 @@ class CountingSite:
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request.url.path)
         if request.url.path == "/missing":
-            return httpx.Response(404, text="gone")
+            return httpx.Response(404, stream=Streamed(b"gone"), headers={"content-type": "text/html"})
         body = f"<p>visit {len(self.requests)}</p>".encode()
         return httpx.Response(200, stream=Streamed(body), headers={"content-type": "text/html"})
 
@@ -81,3 +81,30 @@ def test_robots_txt_sitemaps_and_error_pages_are_not_kept() -> None:
                       (missing, CacheUse(60_000)))
     assert len(site.requests) == 4 and fetched[0].cache_state is None and fetched[1].cache_state == "miss"
     assert fetched[3].status == 404 and fetched[3].cache_state == "miss"
+
+
+def _site(request: httpx.Request) -> httpx.Response:
+    pages = {"/gone": (410, "text/html; charset=utf-8", b"<html><body><h1>Gone</h1></body></html>"),
+             "/api": (200, "application/json", b'{"id": 1}'),
+             "/image": (404, "image/png", b"\x89PNG" + b"\0" * 100)}
+    status, content_type, body = pages[request.url.path]
+    return httpx.Response(status, headers={"content-type": content_type}, stream=Streamed(body))
+
+
+def fetched(path: str) -> Fetched:
+    fetcher = Fetcher(httpx.AsyncClient(transport=httpx.MockTransport(_site)),
+                      FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"))
+    return asyncio.run(fetcher.fetch(f"http://127.0.0.1{path}"))
+
+
+def test_an_error_status_keeps_its_body_for_a_scrape_and_stays_an_error_for_the_rest() -> None:
+    gone = fetched("/gone")
+    assert not gone.ok and gone.status == 410 and str(gone.error) == "HTTP 410" and b"<h1>Gone</h1>" in gone.body
+    assert Extraction(error_pages=True).reads(gone) and not Extraction().reads(gone)
+    image = fetched("/image")  # an error status of a type Wisp does not read: no body
+    assert image.body == b"" and not Extraction(error_pages=True).reads(image)
+
+
+def test_a_json_page_is_fetched() -> None:
+    api = fetched("/api")
+    assert api.ok and api.content_type == "application/json" and api.body == b'{"id": 1}'

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.api.firecrawl import parsed
-from agent.api.scrape_wire import MAX_FORMATS, ScrapeRequest, V1ScrapeRequest
+from agent.api.firecrawl import MAX_SAFE_INTEGER, parsed
+from agent.api.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
 from agent.core.pages import CacheUse, FailureKind, Fetched, PageError
-from agent.errors import BadRequest, InvalidRequestBody
+from agent.errors import InvalidRequest, InvalidRequestBody
 from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
 
 from ..answers.test_rich import FakeLLM
@@ -48,7 +48,7 @@ def test_max_age_and_store_in_cache_travel_with_the_job_on_v2_and_v1() -> None:
     assert job({}).cache_use == CacheUse()  # the service's DEFAULT_MAX_AGE_MS
     assert job({"maxAge": 1000, "storeInCache": False}, V1ScrapeRequest).cache_use == CacheUse(1000, store=False)
     for bad in ({"maxAge": -1}, {"maxAge": "1000"}, {"storeInCache": 1}):
-        with pytest.raises(InvalidRequestBody):
+        with pytest.raises(InvalidRequest):
             job(bad)
 
 
@@ -69,21 +69,46 @@ def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
     ({"formats": ["markdown"] * (MAX_FORMATS + 1)}, f"at most {MAX_FORMATS}"),
     ({"formats": [{"type": "json"}]}, "needs a `schema` or a `prompt`"),
     ({"formats": ["summary", {"type": "summary"}]}, "at most once each"),
-    ({"waitFor": 6000, "timeout": 10000}, "at most half of timeout"),
+    ({"formats": [7]}, 'each item must be a string or an object with a string "type"'),
 ])
-def test_bad_requests_are_400s(body: dict, problem: str) -> None:
-    with pytest.raises(BadRequest, match=problem.replace("[", r"\[").replace("]", r"\]")):
+def test_bad_requests_are_400s_naming_the_field_in_firecrawls_shape(body: dict, problem: str) -> None:
+    with pytest.raises(InvalidRequest, match=problem.replace("[", r"\[").replace("]", r"\]")) as refused:
         job(body)
+    # a custom check: Firecrawl's handler makes its message the error, and names the field in the issue
+    [issue] = refused.value.details
+    assert refused.value.code == "BAD_REQUEST" and refused.value.message == issue["message"]
+    assert issue["code"] == "custom" and issue["path"] == ["url" if "url" in body else "formats"]
+
+
+@pytest.mark.parametrize(("waited", "timeout"), [(8000, 15000), (15000, 15000), (1, 1)])
+def test_wait_for_past_half_the_timeout_is_firecrawls_refinement(waited: int, timeout: int) -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        job({"waitFor": waited, "timeout": timeout})
+    assert refused.value.details == [{"code": "custom", "path": ["waitFor"],
+                                      "message": "waitFor must not exceed half of timeout"}]
+    assert refused.value.message == "waitFor must not exceed half of timeout" and refused.value.status == 400
+    assert job({"waitFor": 7500, "timeout": 15000}).timeout_ms == 15000
+    assert job({"waitFor": 20000}).timeout_ms == 30_000  # no timeout given: no refinement, as upstream
 
 
 @pytest.mark.parametrize("body", [
     {"url": 42}, {"url": ""}, {"url": "http://a.test/" + "x" * 2048}, {"timeout": 0}, {"timeout": 10 ** 400},
-    {"timeout": 300_001}, {"waitFor": -1}, {"formats": [7]}, {"headers": {"x": 1}}, {"onlyMainContent": "yes"},
-    {"includeTags": ["a"] * 101}, {"actions": [{}] * 51},
+    {"timeout": MAX_SAFE_INTEGER + 1}, {"waitFor": -1}, {"formats": "markdown"}, {"headers": {"x": 1}},
+    {"onlyMainContent": "yes"}, {"includeTags": ["a"] * 101}, {"actions": [{}] * 51},
 ])
-def test_out_of_range_or_mistyped_keys_are_invalid_bodies(body: dict) -> None:
-    with pytest.raises(InvalidRequestBody):
+def test_out_of_range_or_mistyped_keys_are_bad_requests_with_zod_issues(body: dict) -> None:
+    with pytest.raises(InvalidRequest) as refused:
         job(body)
+    assert refused.value.message == "Bad Request" and refused.value.code == "BAD_REQUEST"
+    assert refused.value.details and all(i["code"] != "custom" for i in refused.value.details)
+
+
+@pytest.mark.parametrize("timeout", [MAX_TIMEOUT_MS + 1, 10_000_000, MAX_SAFE_INTEGER])
+def test_a_timeout_past_wisps_limit_is_accepted_cut_and_named_in_a_warning(timeout: int) -> None:
+    scraped = job({"timeout": timeout})
+    assert scraped.timeout_ms == MAX_TIMEOUT_MS
+    assert scraped.warnings == (f"timeout {timeout} ms is above Wisp's limit: the scrape had {MAX_TIMEOUT_MS} ms",)
+    assert job({"timeout": MAX_TIMEOUT_MS}).warnings == ()
 
 
 def test_actions_are_refused_with_firecrawls_code() -> None:
@@ -98,9 +123,9 @@ def test_v1_formats_are_strings_with_json_options_beside_them() -> None:
     assert scraped.formats == ("markdown",) and [a.prompt for a in scraped.asks] == ["the title"]
     assert scraped.json_key == "extract" and scraped.timeout_ms == 30_000
     assert job({"formats": ["json"], "jsonOptions": {"prompt": "p"}}, V1ScrapeRequest).json_key == "json"
-    with pytest.raises(InvalidRequestBody):
+    with pytest.raises(InvalidRequest, match="Bad Request"):
         job({"formats": [{"type": "markdown"}]}, V1ScrapeRequest)
-    with pytest.raises(BadRequest, match="json or extract"):
+    with pytest.raises(InvalidRequest, match="json or extract"):
         job({"formats": ["json", "extract"], "jsonOptions": {"prompt": "p"}}, V1ScrapeRequest)
 
 
@@ -139,24 +164,43 @@ def test_html_raw_html_and_the_whole_page() -> None:
     assert doc["rawHtml"] == PAGE and "<p>" in doc["html"] and "Footer text" in doc["markdown"]
 
 
-def test_a_page_the_site_answers_with_an_error_status_is_a_document_with_that_status() -> None:
+def test_a_page_the_site_answers_with_an_error_status_is_a_document_of_its_content_with_that_status() -> None:
+    gone = "https://docs.test/gone.html"
+    page = "<html><head><title>Gone</title></head><body><article><h1>Gone</h1><p>" + "This page moved. " * 20
+    fetcher = Web({gone: Fetched(gone, gone, 410, "text/html", (page + "</p></article></body></html>").encode(),
+                                 error=PageError("http", "HTTP 410"))})
+    doc = run(job({"url": gone, "formats": ["markdown", "rawHtml"]}), fetcher=fetcher)
+    assert "This page moved." in doc["markdown"] and doc["rawHtml"].startswith(page)
+    assert doc["metadata"]["statusCode"] == 410 and doc["metadata"]["title"] == "Gone" and "warning" not in doc
+
+
+def test_an_error_status_without_a_body_is_a_document_with_that_status_and_a_warning() -> None:
     missing = "https://docs.test/missing.html"
     doc = run(job({"url": missing}))
     assert "markdown" not in doc and doc["metadata"]["statusCode"] == 404 and doc["metadata"]["error"] == "HTTP 404"
     assert doc["warning"] == f"{missing} has no content: HTTP 404"
 
 
+def test_a_json_page_is_its_text_fenced_as_json() -> None:
+    api = "https://docs.test/api/todo.json"
+    body = '{"id": 1, "title": "write the docs", "done": false}'
+    fetcher = Web({api: Fetched(api, api, 200, "application/json", body.encode())})
+    doc = run(job({"url": api, "formats": ["markdown", "rawHtml"]}), fetcher=fetcher)
+    assert doc["markdown"] == f"```json\n{body}\n```" and doc["rawHtml"] == body
+    assert doc["metadata"]["contentType"] == "application/json" and doc["metadata"]["statusCode"] == 200
+
+
 @pytest.mark.parametrize(("kind", "error", "status", "code"), [
     ("blocked", "blocked: docs.test resolves to 127.0.0.1, a non-public address", 403, "UNSUPPORTED_SITE"),
     ("dns", "blocked: nowhere.test does not resolve ([Errno -2] Name or service not known)", 200,
      "SCRAPE_DNS_RESOLUTION_ERROR"),
-    ("unreachable", "ConnectError: [Errno 111] Connection refused", 200, "SCRAPE_SITE_ERROR"),
-    ("tls", "ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", 200, "SCRAPE_SSL_ERROR"),
-    ("unsupported", "unsupported content type image/png", 200, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
+    ("unreachable", "ConnectError: [Errno 111] Connection refused", 500, "SCRAPE_SITE_ERROR"),
+    ("tls", "ConnectError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed", 500, "SCRAPE_SSL_ERROR"),
+    ("unsupported", "unsupported content type image/png", 500, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
     ("timeout", "still loading at the deadline", 408, "SCRAPE_TIMEOUT"),
 ])
-def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code_never_a_5xx(kind: FailureKind, error: str,
-                                                                              status: int, code: str) -> None:
+def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code(kind: FailureKind, error: str, status: int,
+                                                                 code: str) -> None:
     bad = "https://docs.test/bad"
     with pytest.raises(ScrapeFailed) as failed:
         run(job({"url": bad}), fetcher=Web({bad: Fetched(bad, bad, error=PageError(kind, error))}))

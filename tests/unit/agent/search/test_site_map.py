@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from wisp_text.bm25 import bm25_scores
 
-from agent.core.pages import Extracted, Fetched, Page, PageError
+from agent.core.pages import CacheUse, Extracted, Fetched, Page, PageError
 from agent.search.site_map import MapJob, MapLink, SiteMap, map_site, ranked, searched_text
 from agent.upstream.searxng import SearxngClient
 
@@ -50,7 +50,8 @@ class Site:
         self.pages, self.delay_s = pages, delay_s
         self.asked: list[str] = []
 
-    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = ()) -> Fetched:
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
         self.asked.append(url)
         await asyncio.sleep(self.delay_s)
         if url not in self.pages:

@@ -6,8 +6,16 @@ import pytest
 from pydantic import ValidationError
 
 from agent.core.pages import CacheUse
-from agent.errors import BadRequest
-from agent.index.crawl.options import MAX_PATTERN_CHARS, MAX_PATTERNS, MAX_URL_CHARS, CrawlOptions, CrawlRequest
+from agent.errors import BadRequest, InvalidRequest
+from agent.index.crawl.options import (
+    MAX_PATTERN_CHARS,
+    MAX_PATTERNS,
+    MAX_URL_CHARS,
+    CrawlOptions,
+    CrawlRequest,
+    V1CrawlRequest,
+    url_depth,
+)
 
 SEED = "https://docs.test/guide/"
 
@@ -99,15 +107,46 @@ def test_an_invalid_pattern_is_named_in_the_error() -> None:
         CrawlRequest.model_validate({"url": SEED, "excludePaths": ["ok", "(unclosed"]})
 
 
-@pytest.mark.parametrize("url", ["ftp://docs.test/", "docs.test/guide", "https:///path", "https://docs.test:99999/",
-                                 "javascript:alert(1)"])
+@pytest.mark.parametrize("url", ["ftp://docs.test/", "https:///path", "https://docs.test:99999/",
+                                 "javascript:alert(1)", "mailto:a@docs.test", "docs.test:99999/"])
 def test_a_seed_must_be_an_absolute_http_url(url: str) -> None:
-    with pytest.raises(BadRequest, match="invalid url"):
+    with pytest.raises(InvalidRequest, match="invalid url") as refused:
         CrawlRequest.model_validate({"url": url}).to_options(10)
+    assert refused.value.details[0]["path"] == ["url"] and refused.value.code == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize(("url", "seed"), [("docs.test/guide", "http://docs.test/guide"),
+                                           ("docs.test:8080/guide/", "http://docs.test:8080/guide/"),
+                                           (" https://docs.test/ ", "https://docs.test/")])
+def test_a_seed_without_a_scheme_gets_http_as_in_a_scrape(url: str, seed: str) -> None:
+    assert CrawlRequest.model_validate({"url": url}).to_options(10).seeds == (seed,)
+    assert CrawlRequest.model_validate({"url": "https://a.test/", "urls": [url]}).to_options(10).seeds[1] == seed
+
+
+@pytest.mark.parametrize(("url", "depth"), [("https://docs.test", 0), ("https://docs.test/", 0),
+                                            ("https://docs.test/a", 1), ("https://docs.test/a/b/", 2),
+                                            ("https://docs.test/a/b/c/d?x=1/2", 4)])
+def test_url_depth_counts_path_segments_as_firecrawl(url: str, depth: int) -> None:
+    assert url_depth(url) == depth
+
+
+def test_v1s_max_depth_refuses_a_deeper_start_url_and_bounds_the_crawl() -> None:
+    with pytest.raises(InvalidRequest) as refused:
+        V1CrawlRequest.model_validate({"url": "https://docs.test/a/b/c/d", "maxDepth": 2}).to_options(10)
+    assert refused.value.details == [{"code": "custom", "path": ["url"],
+                                      "message": "URL depth exceeds the specified maxDepth"}]
+    at_depth = V1CrawlRequest.model_validate({"url": "https://docs.test/a/b", "maxDepth": 2}).to_options(10)
+    assert at_depth.max_path_depth == 4  # upstream adds the start URL's depth
+    assert V1CrawlRequest.model_validate({"url": "https://docs.test/"}).to_options(10).max_path_depth == 10
+    with pytest.raises(InvalidRequest):  # v1's default maxDepth is 10
+        V1CrawlRequest.model_validate({"url": "https://docs.test/" + "a/" * 11}).to_options(10)
+    # v2 has maxDiscoveryDepth (link hops) and no such check
+    deep = CrawlRequest.model_validate({"url": "https://docs.test/a/b/c/d", "maxDiscoveryDepth": 2})
+    assert deep.to_options(10).max_path_depth is None
 
 
 def test_every_seed_of_urls_is_checked() -> None:
-    with pytest.raises(BadRequest, match=r"invalid url 'mailto:a@docs\.test'"):
+    with pytest.raises(InvalidRequest, match=r"invalid url 'mailto:a@docs\.test'"):
         options(urls=["https://docs.test/a", "mailto:a@docs.test"])
     with pytest.raises(BadRequest, match=f"at most {MAX_URL_CHARS} characters"):
         options(urls=["https://docs.test/" + "a" * MAX_URL_CHARS])

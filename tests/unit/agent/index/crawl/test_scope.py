@@ -144,3 +144,10 @@ def test_an_explicit_other_port_is_another_site() -> None:
     assert scope("https://docs.test:8443/guide/").follows("https://docs.test:8443/guide/a") is None
     assert scope("https://docs.test:8443/guide/").follows("https://docs.test/guide/a") == "another site"
     assert scope("https://docs.test/guide/").follows("https://docs.test:80/guide/a") == "another site"
+
+
+def test_v1s_max_depth_bounds_the_path_segments_of_what_is_followed() -> None:
+    bounded = scope("https://docs.test/guide/", max_path_depth=2)  # maxDepth 1 from a seed one segment deep
+    assert bounded.follows("https://docs.test/guide/intro.html") is None
+    assert bounded.follows("https://docs.test/guide/a/intro.html") == "deeper than maxDepth"
+    assert scope("https://docs.test/guide/").follows("https://docs.test/guide/a/b/c/d.html") is None

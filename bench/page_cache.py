@@ -5,10 +5,11 @@ pages kept (size against time).
 
 Brings up the offline web, a real Debian searx (to find the pages) and agent-svc on loopback, its page cache in a
 temporary directory. The offline web answers from local files in about a millisecond: a real site's fetch costs
-tens to hundreds more, so the miss/hit ratio here is the least the cache saves. Requests go one at a time.
+tens to hundreds more, so the miss/hit ratio at `--site-delay-ms 0` is the least the cache saves; the offline
+web's `?delay_ms=` holds each page's answer as long as a real site's would take. Requests go one at a time.
 Prints a table of medians and writes JSON.
 
-    .venv/bin/python bench/page_cache.py [--pages 40] [--hits 3]
+    .venv/bin/python bench/page_cache.py [--pages 40] [--hits 3] [--site-delay-ms 150]
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--hits", type=int, default=3, help="hits measured per page")
+    parser.add_argument("--site-delay-ms", type=int, default=0, help="each page's answer held this long")
     parser.add_argument("--sites", type=Path, default=ROOT / "tests" / "fixtures" / "sites-mini.tsv")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "page_cache.json")
     args = parser.parse_args()
@@ -98,7 +100,8 @@ def main() -> None:
             "SEARXNG_URL": stack.searx.url, "CRAWL_DB": f"{tmp}/crawls.sqlite", "FETCH_ALLOW_HOSTS": "127.0.0.1",
             "PAGE_CACHE_DIR": str(cache_dir)})
         with agent, httpx.Client(base_url=agent.url, timeout=60) as http:
-            urls = pages_of(http, args.pages)
+            urls = [f"{url}?delay_ms={args.site_delay_ms}" if args.site_delay_ms else url
+                    for url in pages_of(http, args.pages)]
             scrape_ms(http, urls[0], 0, None, store=False)  # warm-up: the extraction workers' first page
             miss = [scrape_ms(http, url, HOUR_MS, "miss") for url in urls]
             hit = [statistics.median(scrape_ms(http, url, HOUR_MS, "hit") for _ in range(args.hits)) for url in urls]
@@ -108,7 +111,8 @@ def main() -> None:
                    "refetch_ms": statistics.median(refetch), "lookup_ms": lookup_ms(cache_dir, urls),
                    "compression": compression(bodies)}
     results["miss_over_hit"] = results["miss_ms"] / results["hit_ms"]
-    print(f"\n/v2/scrape of {results['pages']} offline-web pages, one at a time (medians)\n")
+    print(f"\n/v2/scrape of {results['pages']} offline-web pages answering after {args.site_delay_ms} ms, one at a "
+          "time (medians)\n")
     print(f"| {'scrape':30} | {'ms':>7} |\n|{'-' * 32}|{'-' * 9}|")
     for name, key in (("miss (maxAge 1 h, first)", "miss_ms"), ("hit (maxAge 1 h, again)", "hit_ms"),
                       ("maxAge 0 (fetched, kept)", "refetch_ms"), ("the cache's lookup alone", "lookup_ms")):

@@ -164,16 +164,16 @@ def test_the_python_sdk_cancels_a_running_batch(slow_agent: str, stack: OfflineS
 
 
 @pytest.mark.parametrize(("body", "status", "error"), [
-    ({}, 400, "Invalid request body"),
-    ({"urls": []}, 400, "Invalid request body"),
-    ({"urls": [1]}, 400, "Invalid request body"),
+    ({}, 400, "Bad Request"),
+    ({"urls": []}, 400, "Bad Request"),
+    ({"urls": [1]}, 400, "Bad Request"),
     ({"urls": ["not a url", "ftp://x.org/"]}, 400, "No valid URLs provided"),
     ({"urls": ["http://example.org/", "not a url"], "ignoreInvalidURLs": False}, 400, "invalid url"),
     ({"urls": [f"http://example.org/{n}" for n in range(MAX_URLS + 1)]}, 400, "BATCH_MAX_URLS"),
     ({"urls": ["http://example.org/"], "formats": ["nope"]}, 400, "unknown formats"),
     ({"urls": ["http://example.org/"], "actions": [{"type": "wait"}]}, 400, "actions are not supported"),
     ({"urls": ["http://example.org/"], "zeroDataRetention": True}, 400, "zeroDataRetention"),
-    ({"urls": ["http://example.org/"], "maxConcurrency": 0}, 400, "Invalid request body"),
+    ({"urls": ["http://example.org/"], "maxConcurrency": 0}, 400, "Bad Request"),
     ({"urls": ["http://example.org/"], "appendToId": "no-such-job"}, 404, "Job not found"),
 ])
 def test_bad_batch_requests_get_firecrawls_envelope(batch_agent: str, body: dict, status: int, error: str) -> None:

@@ -150,7 +150,7 @@ def test_an_llm_that_writes_garbage_fails_the_job_with_the_cause(extract_agents:
     ({}, "Either 'urls' or 'prompt' must be provided"),
     ({"urls": ["https://a.test/"], "schema": {"type": "objekt"}}, "schema is not a valid JSON Schema"),
     ({"urls": [f"https://a.test/{i}" for i in range(11)], "prompt": "p"}, "at most 10 are accepted"),
-    ({"urls": "https://a.test/", "prompt": "p"}, "Invalid request body"),
+    ({"urls": "https://a.test/", "prompt": "p"}, "Bad Request"),
 ])
 def test_bad_requests_are_400s_in_firecrawls_envelope(extract_agents: dict[str, str], body: dict,
                                                       problem: str) -> None:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from agent.api.crawl_wire import errors_body, status_body
 from agent.api.firecrawl import SafeInt
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
-from agent.errors import BadRequest, WispError
+from agent.errors import InvalidRequest, WispError
 from agent.index.crawl.jobs import Counts, Job
 from agent.index.crawl.options import BATCH, MAX_SEED_URLS, MAX_URL_CHARS, CrawlOptions, page_url
 from agent.search.scrape import ScrapeJob
@@ -39,29 +39,28 @@ class _BatchFields(BaseModel):
     maxConcurrency: SafeInt | None = Field(None, ge=1)  # noqa: N815
     appendToId: StrictStr | None = Field(None, min_length=1, max_length=100)  # noqa: N815
     webhook: StrictStr | dict[str, Any] | None = None
-    maxAge: SafeInt | None = Field(None, ge=0)  # noqa: N815 - kept for the page cache
-    storeInCache: StrictBool | None = None  # noqa: N815
     zeroDataRetention: StrictBool | None = None  # noqa: N815
 
     def to_batch(self, default_timeout_s: float, max_urls: int) -> Batch:
         """The batch job's options; a 400 naming what is wrong (an invalid URL when ignoreInvalidURLs is false,
         no valid URL, more than `max_urls`, or a scrape option /v2/scrape refuses)."""
         if len(self.urls) > max_urls:
-            raise BadRequest(f"a batch may have at most {max_urls} URLs (BATCH_MAX_URLS); this one has "
-                             f"{len(self.urls)}")
+            raise InvalidRequest.check(f"a batch may have at most {max_urls} URLs (BATCH_MAX_URLS); this one has "
+                                       f"{len(self.urls)}", ["urls"])
         if self.zeroDataRetention:
-            raise BadRequest("zeroDataRetention is not supported: a batch's Documents are kept for CRAWL_TTL_S")
+            raise InvalidRequest.check("zeroDataRetention is not supported: a batch's Documents are kept for "
+                                       "CRAWL_TTL_S", ["zeroDataRetention"])
         skip_invalid = self.ignoreInvalidURLs is not False
         urls, invalid = _valid(self.urls, skip_invalid)
         if not urls:
-            raise BadRequest("No valid URLs provided")
+            raise InvalidRequest.check("No valid URLs provided", ["urls"])
         scrape = self._scrape_job(urls[0], default_timeout_s)
         options = CrawlOptions(
             seeds=tuple(dict.fromkeys(urls)), limit=max_urls, max_depth=0, sitemap="skip", ignore_robots=True,
             dedupe_similar=False, max_concurrency=self.maxConcurrency, formats=scrape.formats,
             main_only=scrape.main_only, warnings=self._batch_warnings(scrape), kind=BATCH,
-            page_timeout_s=scrape.timeout_ms / 1000, max_age_ms=self.maxAge,
-            store_in_cache=self.storeInCache is not False)
+            page_timeout_s=scrape.timeout_ms / 1000, max_age_ms=scrape.cache_use.max_age_ms,
+            store_in_cache=scrape.cache_use.store)
         return Batch(options, invalid if skip_invalid else None, self.appendToId)
 
     def _scrape_job(self, url: str, default_timeout_s: float) -> ScrapeJob:

@@ -15,7 +15,7 @@ from agent.answers.structured import checked_schema
 from agent.api.firecrawl import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant
-from agent.errors import BadRequest
+from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import page_url
 from agent.search.extract import ExtractJob
 from agent.search.extract_jobs import COMPLETED, FAILED, ExtractRecord
@@ -51,14 +51,15 @@ class ExtractRequest(BaseModel):
         """The job, and the URLs left out as invalid (ignoreInvalidURLs); a 400 naming what is wrong."""
         given = [url.strip() for url in self.urls or []]
         if len(given) > settings.extract_max_urls:
-            raise BadRequest(f"{len(given)} urls; at most {settings.extract_max_urls} are accepted per extraction "
-                             "(EXTRACT_MAX_URLS)")
+            raise InvalidRequest.check(f"{len(given)} urls; at most {settings.extract_max_urls} are accepted per "
+                                       "extraction (EXTRACT_MAX_URLS)", ["urls"])
         valid, invalid = self._checked(given)
         prompt = self.prompt if self.prompt and self.prompt.strip() else None
         if not valid and not prompt:
-            raise BadRequest("Either 'urls' or 'prompt' must be provided." if not given else
-                             f"none of the urls is valid ({', '.join(invalid[:3])}) and there is no prompt")
-        schema = checked_schema(self.json_schema, "schema") if self.json_schema not in (None, {}) else None
+            raise InvalidRequest.check("Either 'urls' or 'prompt' must be provided." if not given else
+                                       f"none of the urls is valid ({', '.join(invalid[:3])}) and there is no "
+                                       "prompt", ["urls"])
+        schema = self._schema()
         web_search = bool(self.enableWebSearch)
         job = ExtractJob(
             urls=tuple(url for url in valid if not url.endswith(SITE)),
@@ -73,6 +74,14 @@ class ExtractRequest(BaseModel):
             show_sources=bool(self.showSources or self.experimental_show_sources),
             warnings=("`agent` is not supported: the extraction ran without one",) if self.agent else ())
         return job, invalid
+
+    def _schema(self) -> dict[str, Any] | None:
+        if self.json_schema in (None, {}):
+            return None
+        try:
+            return checked_schema(self.json_schema, "schema")
+        except BadRequest as e:
+            raise InvalidRequest.check(e.message, ["schema"]) from None
 
     def _checked(self, urls: list[str]) -> tuple[list[str], list[str]]:
         """(valid URLs, invalid ones); an invalid one is a 400 unless ignoreInvalidURLs. A URL without a scheme

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS
 from agent.core.pages import CacheUse
-from agent.errors import BadRequest, InvalidRequest
+from agent.errors import InvalidRequest
 
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
@@ -132,7 +132,8 @@ class CrawlRequest(BaseModel):
         seeds = tuple(dict.fromkeys([page_url(self.url), *(page_url(u, ["urls", n]) for n, u in
                                                             enumerate(self.urls or []))]))
         if self.zeroDataRetention:
-            raise BadRequest("zeroDataRetention is not supported: a crawl's Documents are kept for CRAWL_TTL_S")
+            raise InvalidRequest.check("zeroDataRetention is not supported: a crawl's Documents are kept for "
+                                       "CRAWL_TTL_S", ["zeroDataRetention"])
         warnings = []
         if self.webhook is not None:
             warnings.append("webhook is not supported: poll GET /v2/crawl/{id}")

@@ -11,7 +11,7 @@ import pytest
 from agent.api.firecrawl import MAX_SAFE_INTEGER, parsed
 from agent.api.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
 from agent.core.pages import CacheUse, FailureKind, Fetched, PageError
-from agent.errors import InvalidRequest, InvalidRequestBody
+from agent.errors import InvalidRequest
 from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
 
 from ..answers.test_rich import FakeLLM

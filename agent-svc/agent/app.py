@@ -102,6 +102,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await crawls.stop()
                 await extracts.close()
                 await services.ingest.stop()
+                if cache:
+                    await cache.drain()
                 store.close()
                 await pool.close()
 

@@ -45,6 +45,8 @@ PAGE_CACHE_LOOKUPS = Counter("wisp_agent_page_cache_lookups",
 PAGE_CACHE_STORES = Counter("wisp_agent_page_cache_stores", "Fetched pages written to the page cache")
 PAGE_CACHE_EVICTIONS = Counter("wisp_agent_page_cache_evictions",
                                "Page cache entries dropped to stay within PAGE_CACHE_MAX_BYTES")
+PAGE_CACHE_SKIPPED = Counter("wisp_agent_page_cache_skipped", "Fetched pages not kept because the page cache's "
+                             "writes were behind")
 PAGE_CACHE_BYTES = Gauge("wisp_agent_page_cache_bytes", "Compressed bytes the page cache holds, as this process "
                          "last counted them")
 
@@ -86,6 +88,10 @@ def page_cache_stored(evicted: int, held_bytes: int) -> None:
     PAGE_CACHE_STORES.inc()
     PAGE_CACHE_EVICTIONS.inc(evicted)
     PAGE_CACHE_BYTES.set(held_bytes)
+
+
+def page_cache_skipped() -> None:
+    PAGE_CACHE_SKIPPED.inc()
 
 
 def page_cache_held(held_bytes: int) -> None:

@@ -11,6 +11,7 @@ written whole, then renamed into place, so that a reader sees an old copy, a new
 hold at most PAGE_CACHE_MAX_BYTES of compressed entries, the least recently used dropped first. An entry that does
 not read back (truncated, corrupt, another URL's) is a miss, and is dropped. Compression and disk I/O run in
 threads, off the event loop (zlib releases the GIL), and a cache that fails costs only itself: the page is fetched.
+A fetched page is kept by a background task, off the request's path, and served from memory until it is written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +48,9 @@ _LEVEL = 6
 # processes wrote) then comes once per tenth of the cache written, not at every store
 _LOW_WATER = 0.9
 _LEFTOVER_S = 600  # a temporary file this old is a write that died with its process
+# pages waiting to be written at once (each holds its body, up to FETCH_MAX_BYTES, in memory); past that, when the
+# disk lags behind the fetches, a page is not kept rather than slowing its request or growing without bound
+_MAX_WRITES = 32
 
 
 class Store(Protocol):
@@ -110,10 +115,13 @@ class DiskStore:
         directory.mkdir(parents=True, exist_ok=True)
         self._dir, self._max = directory, max_bytes
         self._lock = threading.Lock()
+        self._evicting = threading.Lock()  # one eviction at a time: a second would only repeat the first's scan
         self._sizes: OrderedDict[str, int] = OrderedDict()  # least recently used first
         self._held = 0
+        self._since_scan: dict[str, int | None] | None = None  # while a scan runs: what the store did meanwhile
         self._remove_leftovers()
-        self._rescan()
+        self._sizes = _scanned(self._dir)
+        self._held = sum(self._sizes.values())
 
     @property
     def held_bytes(self) -> int:
@@ -130,8 +138,9 @@ class DiskStore:
             return None
         with self._lock:
             self._note(key, len(blob))  # another process may have written it: what this one holds can grow
-            if self._held > self._max:
-                self._evict()
+            full = self._held > self._max
+        if full:
+            self._evict()
         return blob
 
     def write(self, key: str, blob: bytes) -> int:
@@ -146,7 +155,8 @@ class DiskStore:
             raise
         with self._lock:
             self._note(key, len(blob))
-            return self._evict() if self._held > self._max else 0
+            full = self._held > self._max
+        return self._evict() if full else 0
 
     def drop(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -160,31 +170,52 @@ class DiskStore:
     def _note(self, key: str, size: int) -> None:
         self._held += size - self._sizes.pop(key, 0)
         self._sizes[key] = size
+        if self._since_scan is not None:
+            self._since_scan[key] = size
 
     def _forget(self, key: str) -> None:
         self._held -= self._sizes.pop(key, 0)
+        if self._since_scan is not None:
+            self._since_scan[key] = None
 
     def _evict(self) -> int:
-        """Drop the least recently used entries of the whole directory down to the low-water mark."""
-        self._rescan()
-        evicted = 0
-        while self._held > self._max * _LOW_WATER and self._sizes:
+        """Drop the least recently used entries of the whole directory down to the low-water mark. The directory
+        is scanned outside the lock, so that reads and writes go on meanwhile; what they did is replayed on the
+        scan's result."""
+        if not self._evicting.acquire(blocking=False):
+            return 0  # another thread is evicting, and counts this one's entry
+        try:
+            with self._lock:
+                self._since_scan = {}
+            found = _scanned(self._dir)
+            with self._lock:
+                since, self._since_scan = self._since_scan or {}, None
+                self._sizes, self._held = found, sum(found.values())
+                for key, size in since.items():
+                    if size is None:
+                        self._forget(key)
+                    else:
+                        self._note(key, size)
+                doomed = self._least_used_beyond(int(self._max * _LOW_WATER))
+            return sum(self._unlinked(key) for key in doomed)
+        finally:
+            self._evicting.release()
+
+    def _least_used_beyond(self, bytes_kept: int) -> list[str]:
+        """Forget the least recently used entries until `bytes_kept` remain; their keys."""
+        doomed = []
+        while self._held > bytes_kept and self._sizes:
             key, size = self._sizes.popitem(last=False)
             self._held -= size
-            with contextlib.suppress(FileNotFoundError):
-                self._path(key).unlink()
-                evicted += 1
-        return evicted
+            doomed.append(key)
+        return doomed
 
-    def _rescan(self) -> None:
-        found = []
-        for entry in os.scandir(self._dir):
-            if entry.name.endswith(_SUFFIX):
-                with contextlib.suppress(FileNotFoundError):
-                    stat = entry.stat()
-                    found.append((stat.st_mtime, entry.name.removesuffix(_SUFFIX), stat.st_size))
-        self._sizes = OrderedDict((key, size) for _, key, size in sorted(found))
-        self._held = sum(self._sizes.values())
+    def _unlinked(self, key: str) -> bool:
+        try:
+            self._path(key).unlink()
+        except FileNotFoundError:  # another process evicted it first
+            return False
+        return True
 
     def _remove_leftovers(self) -> None:
         old = time.time() - _LEFTOVER_S
@@ -195,11 +226,24 @@ class DiskStore:
                         os.unlink(entry.path)
 
 
+def _scanned(directory: Path) -> OrderedDict[str, int]:
+    """The size of each entry of `directory`, least recently used first."""
+    found = []
+    for entry in os.scandir(directory):
+        if entry.name.endswith(_SUFFIX):
+            with contextlib.suppress(FileNotFoundError):
+                stat = entry.stat()
+                found.append((stat.st_mtime, entry.name.removesuffix(_SUFFIX), stat.st_size))
+    return OrderedDict((key, size) for _, key, size in sorted(found))
+
+
 class PageCache:
     """Fetched pages by the URL asked (without its fragment), each with when it was fetched."""
 
     def __init__(self, store: Store, default_max_age_ms: int, clock: Callable[[], float] = time.time) -> None:
         self._store, self._default_max_age_ms, self._clock = store, default_max_age_ms, clock
+        self._writing: dict[str, tuple[Fetched, float]] = {}  # by key: pages handed to a write not yet done
+        self._writes: set[asyncio.Task[None]] = set()
 
     def max_age_ms(self, cache_use: CacheUse) -> int:
         return self._default_max_age_ms if cache_use.max_age_ms is None else cache_use.max_age_ms
@@ -214,16 +258,41 @@ class PageCache:
         if max_age_ms:
             fetched.cache_state = "miss"
         if cache_use.store and fetched.ok:
-            await self.put(fetched)
+            self._keep_later(fetched)
         return fetched
 
     async def get(self, url: str, max_age_ms: int) -> Fetched | None:
         """The page kept for `url` if it was fetched less than `max_age_ms` ago; never raises."""
+        if writing := self._writing.get(_key(url)):
+            return self._served(url, *writing, max_age_ms)
         return await asyncio.to_thread(self._get, url, max_age_ms)
 
     async def put(self, fetched: Fetched) -> None:
         """Keep `fetched` as its URL's copy, fetched now; never raises."""
         await asyncio.to_thread(self._put, fetched, self._clock())
+
+    async def drain(self) -> None:
+        """Wait for the pages being written (at shutdown, so that none is lost)."""
+        while self._writes:
+            await asyncio.gather(*self._writes)
+
+    def _keep_later(self, fetched: Fetched) -> None:
+        """Keep `fetched` in a background task: its request waits for no compression, disk or eviction."""
+        if len(self._writes) >= _MAX_WRITES:
+            metrics.page_cache_skipped()
+            return
+        key, writing = _key(fetched.url), (replace(fetched, cache_state=None, cached_at=None), self._clock())
+        self._writing[key] = writing
+        task = asyncio.create_task(self._write(key, writing))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _write(self, key: str, writing: tuple[Fetched, float]) -> None:
+        try:
+            await asyncio.to_thread(self._put, *writing)
+        finally:
+            if self._writing.get(key) is writing:  # not a newer copy of the same URL
+                del self._writing[key]
 
     def _get(self, url: str, max_age_ms: int) -> Fetched | None:
         key = _key(url)
@@ -243,11 +312,15 @@ class PageCache:
                 self._store.drop(key)
             metrics.page_cache_looked_up("unreadable")
             return None
+        return self._served(url, fetched, stored_at, max_age_ms)
+
+    def _served(self, url: str, kept: Fetched, stored_at: float, max_age_ms: int) -> Fetched | None:
+        """The copy `kept` of `url`, marked a hit, unless it is older than `max_age_ms`."""
         if (self._clock() - stored_at) * 1000 > max_age_ms:
             metrics.page_cache_looked_up("expired")
             return None
         metrics.page_cache_looked_up("hit")
-        return fetched
+        return replace(kept, url=url, cache_state="hit", cached_at=datetime.fromtimestamp(stored_at, UTC))
 
     def _put(self, fetched: Fetched, now: float) -> None:
         try:
@@ -274,7 +347,7 @@ def encoded(fetched: Fetched, stored_at: float) -> bytes:
 
 
 def decoded(blob: bytes, url: str) -> tuple[Fetched, float]:
-    """The page an entry of `url` holds (marked a hit) and when it was stored; ValueError for anything else."""
+    """The page an entry of `url` holds and when it was stored; ValueError for anything else."""
     if not blob.startswith(_MAGIC):
         raise ValueError("not a page cache entry")
     try:
@@ -282,7 +355,7 @@ def decoded(blob: bytes, url: str) -> tuple[Fetched, float]:
         header: dict[str, Any] = json.loads(head)
         stored_at = float(header["stored_at"])
         fetched = Fetched(url, str(header["final_url"]), header["status"], str(header["content_type"]), body,
-                          header["charset"], cache_state="hit", cached_at=datetime.fromtimestamp(stored_at, UTC))
+                          header["charset"])
     except (zlib.error, KeyError, TypeError, ValueError, OverflowError) as e:
         raise ValueError(f"unreadable entry ({type(e).__name__}: {e})") from None
     if header.get("url") != _unfragmented(url):

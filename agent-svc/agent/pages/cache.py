@@ -115,7 +115,7 @@ class DiskStore:
         directory.mkdir(parents=True, exist_ok=True)
         self._dir, self._max = directory, max_bytes
         self._lock = threading.Lock()
-        self._evicting = threading.Lock()  # one eviction at a time: a second would only repeat the first's scan
+        self._evicting = threading.Lock()  # held by the one thread evicting
         self._sizes: OrderedDict[str, int] = OrderedDict()  # least recently used first
         self._held = 0
         self._since_scan: dict[str, int | None] | None = None  # while a scan runs: what the store did meanwhile
@@ -179,27 +179,44 @@ class DiskStore:
             self._since_scan[key] = None
 
     def _evict(self) -> int:
-        """Drop the least recently used entries of the whole directory down to the low-water mark. The directory
-        is scanned outside the lock, so that reads and writes go on meanwhile; what they did is replayed on the
-        scan's result."""
+        """Drop the least recently used entries of the whole directory down to the low-water mark. One thread
+        evicts at a time, for the others too: it goes on until the store is within its bound."""
         if not self._evicting.acquire(blocking=False):
-            return 0  # another thread is evicting, and counts this one's entry
+            return 0  # the eviction under way counts this thread's entry
+        evicted, done = 0, False
         try:
-            with self._lock:
-                self._since_scan = {}
-            found = _scanned(self._dir)
-            with self._lock:
-                since, self._since_scan = self._since_scan or {}, None
-                self._sizes, self._held = found, sum(found.values())
-                for key, size in since.items():
-                    if size is None:
-                        self._forget(key)
-                    else:
-                        self._note(key, size)
-                doomed = self._least_used_beyond(int(self._max * _LOW_WATER))
-            return sum(self._unlinked(key) for key in doomed)
+            while not done:
+                evicted += self._evict_once()
+                with self._lock:
+                    done = self._held <= self._max
+                    if done:  # released under the lock: a store that crosses the bound after this evicts itself
+                        self._evicting.release()
         finally:
-            self._evicting.release()
+            if not done:
+                self._evicting.release()
+        return evicted
+
+    def _evict_once(self) -> int:
+        """The directory is scanned outside the lock, so that reads and writes go on meanwhile; what they did is
+        replayed on the scan's result."""
+        with self._lock:
+            self._since_scan = {}
+        try:
+            found = _scanned(self._dir)
+        except BaseException:
+            with self._lock:
+                self._since_scan = None
+            raise
+        with self._lock:
+            since, self._since_scan = self._since_scan or {}, None
+            self._sizes, self._held = found, sum(found.values())
+            for key, size in since.items():
+                if size is None:
+                    self._forget(key)
+                else:
+                    self._note(key, size)
+            doomed = self._least_used_beyond(int(self._max * _LOW_WATER))
+        return sum(self._unlinked(key) for key in doomed)
 
     def _least_used_beyond(self, bytes_kept: int) -> list[str]:
         """Forget the least recently used entries until `bytes_kept` remain; their keys."""

@@ -309,3 +309,31 @@ def test_an_eviction_scans_the_directory_while_reads_and_writes_go_on(tmp_path: 
     on_disk = {entry.name.removesuffix(".page") for entry in directory.iterdir()}
     assert on_disk == {keys[0], keys[3], keys[4]}  # 0 was read during the scan, 4 written
     assert store.held_bytes == size * 3
+
+
+def test_a_store_that_crosses_the_bound_while_another_thread_evicts_is_evicted_too(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch
+                                                                                  ) -> None:
+    size = 1000
+    store, unlinking, go = DiskStore(tmp_path / "pages", size * 3 + size // 2), threading.Event(), threading.Event()
+    real_unlinked = store._unlinked
+
+    def slow_unlinked(key: str) -> bool:
+        unlinking.set()
+        assert go.wait(10)
+        return real_unlinked(key)
+
+    monkeypatch.setattr(store, "_unlinked", slow_unlinked)
+    for n in range(3):
+        store.write(f"{n:02d}", b"x" * size)
+    evicting = threading.Thread(target=store.write, args=("03", b"x" * size))
+    evicting.start()
+    try:
+        assert unlinking.wait(5)
+        for n in (4, 5):  # the eviction under way has counted what it found: these cross the bound again
+            assert store.write(f"{n:02d}", b"x" * size) == 0
+    finally:
+        go.set()
+        evicting.join()
+    assert store.held_bytes <= size * 3 + size // 2
+    assert store.held_bytes == sum(entry.stat().st_size for entry in (tmp_path / "pages").iterdir())

@@ -71,6 +71,9 @@ class Store(Protocol):
         ...
 
 
+Servable = Callable[[Fetched], Awaitable[bool]]  # whether a kept copy may be served now
+
+
 class MemoryStore:
     """Entries in this process's memory, least recently used first."""
 
@@ -265,11 +268,13 @@ class PageCache:
     def max_age_ms(self, cache_use: CacheUse) -> int:
         return self._default_max_age_ms if cache_use.max_age_ms is None else cache_use.max_age_ms
 
-    async def through(self, url: str, cache_use: CacheUse, fetch: Callable[[], Awaitable[Fetched]]) -> Fetched:
-        """The copy of `url` younger than the request's max age, else what `fetch()` gets (kept when the request
-        lets it); a page's `cache_state` says which, when the request's max age asked the cache at all."""
+    async def through(self, url: str, cache_use: CacheUse, fetch: Callable[[], Awaitable[Fetched]],
+                      servable: Servable) -> Fetched:
+        """The copy of `url` younger than the request's max age that `servable` lets out, else what `fetch()` gets
+        (kept when the request lets it); a page's `cache_state` says which, when the request's max age asked the
+        cache at all."""
         max_age_ms = self.max_age_ms(cache_use)
-        if max_age_ms and (kept := await self.get(url, max_age_ms)):
+        if max_age_ms and (kept := await self.get(url, max_age_ms, servable)):
             return kept
         fetched = await fetch()
         if max_age_ms:
@@ -278,11 +283,23 @@ class PageCache:
             self._keep_later(fetched)
         return fetched
 
-    async def get(self, url: str, max_age_ms: int) -> Fetched | None:
-        """The page kept for `url` if it was fetched less than `max_age_ms` ago; never raises."""
-        if writing := self._writing.get(_key(url)):
-            return self._served(url, *writing, max_age_ms)
-        return await asyncio.to_thread(self._get, url, max_age_ms)
+    async def get(self, url: str, max_age_ms: int, servable: Servable | None = None) -> Fetched | None:
+        """The page kept for `url`, marked a hit, if it was fetched less than `max_age_ms` ago and `servable`
+        (None: any copy) lets it out; never raises."""
+        key = _key(url)
+        kept = self._writing.get(key) or await asyncio.to_thread(self._read, key, url)
+        if kept is None:
+            return None
+        fetched, stored_at = kept
+        result: metrics.CacheLookup = "hit"
+        if (self._clock() - stored_at) * 1000 > max_age_ms:
+            result = "expired"
+        elif servable is not None and not await servable(fetched):
+            result = "refused"
+        metrics.page_cache_looked_up(result)
+        if result != "hit":
+            return None
+        return replace(fetched, url=url, cache_state="hit", cached_at=datetime.fromtimestamp(stored_at, UTC))
 
     async def put(self, fetched: Fetched) -> None:
         """Keep `fetched` as its URL's copy, fetched now; never raises."""
@@ -311,8 +328,8 @@ class PageCache:
             if self._writing.get(key) is writing:  # not a newer copy of the same URL
                 del self._writing[key]
 
-    def _get(self, url: str, max_age_ms: int) -> Fetched | None:
-        key = _key(url)
+    def _read(self, key: str, url: str) -> tuple[Fetched, float] | None:
+        """The entry of `url` under `key` and when it was stored; None (counted) when there is none to use."""
         try:
             blob = self._store.read(key)
         except OSError as e:
@@ -329,15 +346,7 @@ class PageCache:
                 self._store.drop(key)
             metrics.page_cache_looked_up("unreadable")
             return None
-        return self._served(url, fetched, stored_at, max_age_ms)
-
-    def _served(self, url: str, kept: Fetched, stored_at: float, max_age_ms: int) -> Fetched | None:
-        """The copy `kept` of `url`, marked a hit, unless it is older than `max_age_ms`."""
-        if (self._clock() - stored_at) * 1000 > max_age_ms:
-            metrics.page_cache_looked_up("expired")
-            return None
-        metrics.page_cache_looked_up("hit")
-        return replace(kept, url=url, cache_state="hit", cached_at=datetime.fromtimestamp(stored_at, UTC))
+        return fetched, stored_at
 
     def _put(self, fetched: Fetched, now: float) -> None:
         try:

@@ -49,7 +49,20 @@ class Fetcher:
         `cache_use`: how a page's request uses the page cache (None: not at all, as robots.txt and sitemaps)."""
         if self._cache is None or cache_use is None:
             return await self._fetch_before(url, deadline, types)
-        return await self._cache.through(url, cache_use, lambda: self._fetch_before(url, deadline, types))
+        return await self._cache.through(url, cache_use, lambda: self._fetch_before(url, deadline, types),
+                                         lambda kept: self._allowed_now(kept, deadline))
+
+    async def _allowed_now(self, kept: Fetched, deadline: float) -> bool:
+        """Whether the SSRF guard would let a kept copy's URL and final URL be fetched now: FETCH_ALLOW_HOSTS may
+        have changed since (the disk cache outlives the process, and maxAge has no bound), or the host's
+        address. A copy not cleared by `deadline` is not served either."""
+        try:
+            async with asyncio.timeout_at(deadline):
+                for url in dict.fromkeys((kept.url, kept.final_url)):
+                    await check_url(url, self._policy.allow)
+        except (Blocked, TimeoutError):
+            return False
+        return True
 
     async def _fetch_before(self, url: str, deadline: float, types: tuple[str, ...]) -> Fetched:
         try:

@@ -54,10 +54,14 @@ class Web:
         return Fetched(**self.fetched.__dict__)
 
 
+async def anywhere(_: Fetched) -> bool:
+    return True
+
+
 def through(cache: PageCache, url: str, cache_use: CacheUse, fetch: Callable[[], Awaitable[Fetched]]) -> Fetched:
     """A request through the cache, and the cache's writes done (they outlive the request)."""
     async def request() -> Fetched:
-        fetched = await cache.through(url, cache_use, fetch)
+        fetched = await cache.through(url, cache_use, fetch, anywhere)
         await cache.drain()
         return fetched
     return asyncio.run(request())
@@ -239,8 +243,8 @@ def test_a_request_does_not_wait_for_its_page_to_be_written_and_its_copy_serves_
     cache = PageCache(store, 0, Clock())
 
     async def requests() -> tuple[Fetched, Fetched]:
-        first = await asyncio.wait_for(cache.through(URL, CacheUse(60_000), web.fetch), 2)
-        second = await cache.through(URL + "#usage", CacheUse(60_000), web.fetch)
+        first = await asyncio.wait_for(cache.through(URL, CacheUse(60_000), web.fetch, anywhere), 2)
+        second = await cache.through(URL + "#usage", CacheUse(60_000), web.fetch, anywhere)
         assert store.held_bytes == 0  # still being written
         store.free.set()
         await cache.drain()
@@ -261,7 +265,8 @@ def test_pages_past_the_writes_waiting_are_not_kept_and_shutdown_drains_the_othe
 
     async def requests() -> None:
         for n in range(33):
-            await cache.through(f"https://docs.test/{n}", CacheUse(0), Web(page(f"https://docs.test/{n}")).fetch)
+            url = f"https://docs.test/{n}"
+            await cache.through(url, CacheUse(0), Web(page(url)).fetch, anywhere)
         store.free.set()
         await cache.drain()
 

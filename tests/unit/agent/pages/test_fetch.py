@@ -13,7 +13,7 @@ from agent.pages.cache import MemoryStore, PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy, _failed
 from agent.pages.ssrf import Allowlist, Blocked, Unresolvable
 
-from ..test_metrics import Streamed
+from ..test_metrics import Moved, Streamed
 
 URL = "https://a.test/x"
 
@@ -81,6 +81,29 @@ def test_robots_txt_sitemaps_and_error_pages_are_not_kept() -> None:
                       (missing, CacheUse(60_000)))
     assert len(site.requests) == 4 and fetched[0].cache_state is None and fetched[1].cache_state == "miss"
     assert fetched[3].status == 404 and fetched[3].cache_state == "miss"
+
+
+def test_a_kept_copy_that_the_guard_refuses_now_is_fetched_again_through_it() -> None:
+    """The disk cache outlives the process: a copy fetched while FETCH_ALLOW_HOSTS opened its host, or kept
+    with a final URL the guard refuses, is not served."""
+    site, cache, page = CountingSite(), PageCache(MemoryStore(10_000_000), 0), "http://127.0.0.1/guide.html"
+
+    async def run() -> tuple[Fetched, Fetched]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(site.handle)) as http:
+            opened = Fetcher(http, FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"), cache)
+            closed = Fetcher(http, FetchPolicy(Allowlist.parse(""), 10_000, 3, "test"), cache)
+            await opened.fetch_before(page, time.monotonic() + 5, cache_use=CacheUse(60_000))
+            await cache.drain()
+            refused = await closed.fetch_before(page, time.monotonic() + 5, cache_use=CacheUse(60_000))
+            await cache.put(Fetched(page, "http://10.0.0.1/guide.html", 200, "text/html", b"<p>internal</p>"))
+            refetched = await opened.fetch_before(page, time.monotonic() + 5, cache_use=CacheUse(60_000))
+            return refused, refetched
+
+    with Moved("wisp_agent_page_cache_lookups_total", result="refused") as refusals:
+        refused, refetched = asyncio.run(run())
+    assert refusals.by == 2 and site.requests == ["/guide.html", "/guide.html"]
+    assert refused.error is not None and refused.error.kind == "blocked" and refused.body == b""
+    assert refetched.ok and refetched.body == b"<p>visit 2</p>" and refetched.cache_state == "miss"
 
 
 def _site(request: httpx.Request) -> httpx.Response:

@@ -62,7 +62,8 @@ def test_python_sdk_batch_scrapes_each_url_as_scrape_does(batch_agent: str, stac
     scraped = app.scrape(wal, formats=["markdown", "links"])
     assert by_url[wal].markdown == scraped.markdown and by_url[wal].links == scraped.links
     assert by_url[wal].metadata.title == scraped.metadata.title and by_url[wal].metadata.status_code == 200
-    assert by_url[missing].metadata.status_code == 404 and not by_url[missing].markdown  # as /v2/scrape answers it
+    assert by_url[missing].metadata.status_code == 404  # the error page and its content, as /v2/scrape answers it
+    assert by_url[missing].markdown == app.scrape(missing).markdown == "not found"
     assert by_url[closed].markdown  # robots.txt closes it to crawlers; a scrape does not read robots.txt
 
 

@@ -7,8 +7,8 @@ worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text 
 warning says how many were not indexed.
 
 A batch scrape is a crawl of its seeds alone (options.batch): no robots.txt, no sitemap, no link followed,
-nothing indexed, and a page the site answered with an error status is a Document with that status, as
-/v2/scrape gives it, not an error.
+nothing indexed, and a page the site answered with an error status is a Document with that status and the
+error page's content, as /v2/scrape gives it, not an error.
 """
 
 from __future__ import annotations
@@ -171,8 +171,9 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
         fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + timeout_s,
                                                          cache_use=crawl.options.cache_use)
-    how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats))
-    if not fetched.ok:
+    how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats),
+                     error_pages=crawl.options.batch)
+    if not how.reads(fetched):
         return Page(fetched, error=fetched.error, extraction=how)
     # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
     async with crawl.extract_slots:

@@ -37,8 +37,6 @@ from agent.pages.workers import WorkerPool
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
                 "http": "SCRAPE_HTTP_ERROR"}
-# failures /v2/scrape answers with a Document (the site answered): a batch scrape keeps them as Documents too
-_SCRAPE_DOCUMENT_FAILURES = ("http", "unextracted")
 
 
 @dataclass(frozen=True)
@@ -145,7 +143,7 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
         await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
         return
     page = await _page(crawl, queued.url, robots.crawl_delay_s() if robots is not None else 0.0)
-    if page.extracted is None and not (options.batch and page.failure in _SCRAPE_DOCUMENT_FAILURES):
+    if page.extracted is None and not (options.batch and page.answered):
         error = str(page.error or "no text could be extracted")
         await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))
         return

@@ -192,6 +192,15 @@ def test_unknown_jobs_and_crawls_are_not_batches(batch_agent: str, stack: Offlin
             assert response.status_code == 404 and response.json()["error"] == "Job not found"
 
 
+def test_a_batch_is_not_a_crawl(batch_agent: str, stack: OfflineStack) -> None:
+    batch = httpx.post(f"{batch_agent}/v2/batch/scrape", json={"urls": [sqlite(stack, "wal.html")]}).json()
+    for version in ("v2", "v1"):
+        for method, path in (("get", ""), ("delete", ""), ("get", "/errors")):
+            response = httpx.request(method, f"{batch_agent}/{version}/crawl/{batch['id']}{path}")
+            assert response.status_code == 404 and response.json()["error"] == "Job not found", (method, path)
+    assert finished_batch(batch_agent, batch["id"])["status"] == "completed"  # the crawl's DELETE left it alone
+
+
 def test_a_batch_survives_agent_svc_being_killed(stack: OfflineStack, tmp_path: Path) -> None:
     urls = [sqlite(stack, p) for p in ("wal.html", "pragma.html", "atomiccommit.html", "lang_vacuum.html",
                                        "whentouse.html", "fileformat2.html")]

@@ -112,15 +112,17 @@ class Crawls:
             raise JobNotFound()
         return job
 
-    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int, kind: str | None = None
+    async def status(self, job_id: str, kind: str, skip: int, limit: int, max_bytes: int
                      ) -> tuple[Job, Counts, list[dict[str, Any]]]:
+        """A job of this `kind`, its counts and a page of its documents: a batch's id is no crawl's, and the
+        other way round."""
         snapshot = await self.store.run(self.store.snapshot, job_id, skip, limit, max_bytes)
-        if snapshot is None or (kind is not None and snapshot[0].options.kind != kind):
+        if snapshot is None or snapshot[0].options.kind != kind:
             raise JobNotFound()
         _live(snapshot[0])
         return snapshot
 
-    async def errors(self, job_id: str, kind: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    async def errors(self, job_id: str, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
         await self.job(job_id, kind)
         return await self.store.run(self.store.errors, job_id)
 
@@ -128,7 +130,7 @@ class Crawls:
         """The running crawls (batch scrapes are not crawls)."""
         return [job for job in await self.store.run(self.store.running_jobs) if job.options.kind == CRAWL]
 
-    async def cancel(self, job_id: str, kind: str | None = None) -> None:
+    async def cancel(self, job_id: str, kind: str) -> None:
         job = await self.job(job_id, kind)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read

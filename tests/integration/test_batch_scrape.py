@@ -62,7 +62,8 @@ def test_python_sdk_batch_scrapes_each_url_as_scrape_does(batch_agent: str, stac
     scraped = app.scrape(wal, formats=["markdown", "links"])
     assert by_url[wal].markdown == scraped.markdown and by_url[wal].links == scraped.links
     assert by_url[wal].metadata.title == scraped.metadata.title and by_url[wal].metadata.status_code == 200
-    assert by_url[missing].metadata.status_code == 404 and not by_url[missing].markdown  # as /v2/scrape answers it
+    assert by_url[missing].metadata.status_code == 404  # the error page and its content, as /v2/scrape answers it
+    assert by_url[missing].markdown == app.scrape(missing).markdown == "not found"
     assert by_url[closed].markdown  # robots.txt closes it to crawlers; a scrape does not read robots.txt
 
 
@@ -189,6 +190,15 @@ def test_unknown_jobs_and_crawls_are_not_batches(batch_agent: str, stack: Offlin
         for method, path in (("get", ""), ("delete", ""), ("get", "/errors")):
             response = httpx.request(method, f"{batch_agent}/v2/batch/scrape/{job_id}{path}")
             assert response.status_code == 404 and response.json()["error"] == "Job not found"
+
+
+def test_a_batch_is_not_a_crawl(batch_agent: str, stack: OfflineStack) -> None:
+    batch = httpx.post(f"{batch_agent}/v2/batch/scrape", json={"urls": [sqlite(stack, "wal.html")]}).json()
+    for version in ("v2", "v1"):
+        for method, path in (("get", ""), ("delete", ""), ("get", "/errors")):
+            response = httpx.request(method, f"{batch_agent}/{version}/crawl/{batch['id']}{path}")
+            assert response.status_code == 404 and response.json()["error"] == "Job not found", (method, path)
+    assert finished_batch(batch_agent, batch["id"])["status"] == "completed"  # the crawl's DELETE left it alone
 
 
 def test_a_batch_survives_agent_svc_being_killed(stack: OfflineStack, tmp_path: Path) -> None:

@@ -144,16 +144,19 @@ def test_a_finished_crawl_is_one_catchup_then_a_clean_close(watched_agent: str, 
     assert (code, json.loads(reason)) == (1000, {"type": "done"})
 
 
-def test_an_unknown_crawl_closes_with_1008(watched_agent: str) -> None:
-    async def watch() -> tuple[int, str]:
-        async with websockets.connect(ws_url(watched_agent, "0190a0a0-0000-7000-8000-000000000000"),
-                                      additional_headers=AUTH) as socket:
-            with pytest.raises(websockets.ConnectionClosed):
-                await socket.recv()
-            return socket.close_code, socket.close_reason
+def test_an_unknown_crawl_or_a_batch_closes_with_1008(watched_agent: str, stack: OfflineStack) -> None:
+    batch = httpx.post(f"{watched_agent}/v2/batch/scrape", json={"urls": [f"{stack.web.url}/www.sqlite.org/"]},
+                       headers=AUTH).json()["id"]
+    for job_id in ("0190a0a0-0000-7000-8000-000000000000", batch):
+        code, reason = asyncio.run(_watch_closed(ws_url(watched_agent, job_id)))
+        assert (code, json.loads(reason)) == (1008, {"type": "error", "error": "Job not found"}), job_id
 
-    code, reason = asyncio.run(watch())
-    assert (code, json.loads(reason)) == (1008, {"type": "error", "error": "Job not found"})
+
+async def _watch_closed(url: str) -> tuple[int, str]:
+    async with websockets.connect(url, additional_headers=AUTH) as socket:
+        with pytest.raises(websockets.ConnectionClosed):
+            await socket.recv()
+        return socket.close_code, socket.close_reason
 
 
 @pytest.mark.parametrize(("headers", "subprotocols", "error"), [

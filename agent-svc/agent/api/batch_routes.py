@@ -48,7 +48,7 @@ async def _started(request: Request, body: BatchScrapeRequest | V1BatchScrapeReq
 @router.get("/v1/batch/scrape/{job_id}")
 async def batch_scrape_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
-    job, counts, documents = await _crawls(request).status(job_id, skip, limit, MAX_PAGE_BYTES, BATCH)
+    job, counts, documents = await _crawls(request).status(job_id, BATCH, skip, limit, MAX_PAGE_BYTES)
     return JSONResponse(batch_status_body(job, counts, documents, skip, asked, api_base_url(request)))
 
 

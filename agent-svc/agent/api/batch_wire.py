@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from agent.api.crawl_wire import errors_body, status_body
 from agent.api.firecrawl import SafeInt
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
-from agent.errors import InvalidRequest, WispError
+from agent.errors import InvalidRequest
 from agent.index.crawl.jobs import Counts, Job
-from agent.index.crawl.options import BATCH, MAX_SEED_URLS, MAX_URL_CHARS, CrawlOptions, page_url
+from agent.index.crawl.options import BATCH, MAX_SEED_URLS, CrawlOptions, split_urls
 from agent.search.scrape import ScrapeJob
 
 
@@ -51,12 +51,12 @@ class _BatchFields(BaseModel):
             raise InvalidRequest.check("zeroDataRetention is not supported: a batch's Documents are kept for "
                                        "CRAWL_TTL_S", ["zeroDataRetention"])
         skip_invalid = self.ignoreInvalidURLs is not False
-        urls, invalid = _valid(self.urls, skip_invalid)
+        urls, invalid = split_urls(self.urls, skip_invalid)
         if not urls:
             raise InvalidRequest.check("No valid URLs provided", ["urls"])
         scrape = self._scrape_job(urls[0], default_timeout_s)
         options = CrawlOptions(
-            seeds=tuple(dict.fromkeys(urls)), limit=max_urls, max_depth=0, sitemap="skip", ignore_robots=True,
+            seeds=tuple(urls), limit=max_urls, max_depth=0, sitemap="skip", ignore_robots=True,
             dedupe_similar=False, max_concurrency=self.maxConcurrency, formats=scrape.formats,
             main_only=scrape.main_only, warnings=self._batch_warnings(scrape), kind=BATCH,
             page_timeout_s=scrape.timeout_ms / 1000, max_age_ms=scrape.cache_use.max_age_ms,
@@ -85,22 +85,6 @@ class BatchScrapeRequest(_BatchFields, ScrapeRequest):
 
 class V1BatchScrapeRequest(_BatchFields, V1ScrapeRequest):
     """v1's batch scrape: v1's scrape options (string formats, jsonOptions, extract) beside `urls`."""
-
-
-def _valid(urls: list[str], skip_invalid: bool) -> tuple[list[str], list[str]]:
-    """The URLs a batch scrapes, as a scrape reads them (a missing scheme is http://), and the invalid ones;
-    with `skip_invalid` false, an invalid one is a 400."""
-    valid, invalid = [], []
-    for given in urls:
-        try:
-            url = page_url(given)
-        except WispError:
-            if not skip_invalid:
-                raise
-            invalid.append(given[:MAX_URL_CHARS])
-            continue
-        valid.append(url)
-    return valid, invalid
 
 
 def started_body(job_id: str, base_url: str, invalid: list[str] | None) -> dict[str, Any]:

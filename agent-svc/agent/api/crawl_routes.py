@@ -9,7 +9,7 @@ from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, pagin
 from agent.api.firecrawl import read_request
 from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import CrawlRequest, V1CrawlRequest
+from agent.index.crawl.options import CRAWL, CrawlRequest, V1CrawlRequest
 
 router = APIRouter()
 
@@ -48,21 +48,21 @@ async def active_crawls(request: Request) -> JSONResponse:
 @router.get("/v1/crawl/{job_id}")
 async def crawl_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
-    job, counts, documents = await _crawls(request).status(job_id, skip, limit, MAX_PAGE_BYTES)
+    job, counts, documents = await _crawls(request).status(job_id, CRAWL, skip, limit, MAX_PAGE_BYTES)
     return JSONResponse(status_body(job, counts, documents, skip, asked, api_base_url(request)))
 
 
 @router.delete("/v2/crawl/{job_id}")
 @router.delete("/v1/crawl/{job_id}")
 async def cancel_crawl(job_id: str, request: Request) -> JSONResponse:
-    await _crawls(request).cancel(job_id)
+    await _crawls(request).cancel(job_id, CRAWL)
     return JSONResponse({"status": "cancelled"})
 
 
 @router.get("/v2/crawl/{job_id}/errors")
 @router.get("/v1/crawl/{job_id}/errors")
 async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
-    errors, robots_blocked = await _crawls(request).errors(job_id)
+    errors, robots_blocked = await _crawls(request).errors(job_id, CRAWL)
     return JSONResponse(errors_body(job_id, errors, robots_blocked))
 
 

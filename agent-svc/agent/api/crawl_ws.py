@@ -5,9 +5,9 @@ Messages: one `catchup` (the body GET /v2/crawl/{id} answers, with the first pag
 `document` per page as it finishes. A crawl that ends while watched then gets `done` with its final counts (the
 documents came before it; firecrawl-py's watchers build their result from them) or `error` if it failed; a
 cancelled one gets no message, and the SDKs read the status over HTTP. The socket then closes with 1000 and the
-reason {"type":"done"}, as upstream closes it. An unknown or expired crawl closes with 1008, as upstream; past
-MAX_WATCHERS open sockets a new one closes with 1013 (try again later). The key is checked before the handshake
-(auth.py), as for HTTP.
+reason {"type":"done"}, as upstream closes it. An unknown or expired crawl (a batch's id too) closes with 1008,
+as upstream; past MAX_WATCHERS open sockets a new one closes with 1013 (try again later). The key is checked
+before the handshake (auth.py), as for HTTP.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from starlette.websockets import WebSocketDisconnect
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
 from agent.index.crawl.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
 from agent.index.crawl.manager import Crawls, JobNotFound
+from agent.index.crawl.options import CRAWL
 
 log = logging.getLogger("agent")
 
@@ -61,7 +62,7 @@ async def watch_crawl(websocket: WebSocket, job_id: str) -> None:
 
 
 async def _watch(websocket: WebSocket, job_id: str, crawls: Crawls) -> None:
-    job, counts, documents = await crawls.status(job_id, 0, MAX_PAGE, MAX_PAGE_BYTES)
+    job, counts, documents = await crawls.status(job_id, CRAWL, 0, MAX_PAGE, MAX_PAGE_BYTES)
     await websocket.send_json({"type": "catchup",
                                "data": status_body(job, counts, documents, 0, None, _http_base(websocket))})
     watched_running = job.status not in TERMINAL
@@ -69,7 +70,7 @@ async def _watch(websocket: WebSocket, job_id: str, crawls: Crawls) -> None:
     gone = asyncio.create_task(_until_gone(websocket))
     try:
         while True:
-            job, counts, documents = await crawls.status(job_id, sent, MAX_PAGE, MAX_PAGE_BYTES)
+            job, counts, documents = await crawls.status(job_id, CRAWL, sent, MAX_PAGE, MAX_PAGE_BYTES)
             for document in documents:
                 await websocket.send_json({"type": "document", "data": document})
             sent += len(documents)

@@ -16,7 +16,7 @@ from agent.api.firecrawl import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant
 from agent.errors import BadRequest, InvalidRequest
-from agent.index.crawl.options import page_url
+from agent.index.crawl.options import page_url, split_urls
 from agent.search.extract import ExtractJob
 from agent.search.extract_jobs import COMPLETED, FAILED, ExtractRecord
 
@@ -53,7 +53,8 @@ class ExtractRequest(BaseModel):
         if len(given) > settings.extract_max_urls:
             raise InvalidRequest.check(f"{len(given)} urls; at most {settings.extract_max_urls} are accepted per "
                                        "extraction (EXTRACT_MAX_URLS)", ["urls"])
-        valid, invalid = self._checked(given)
+        skip_invalid = self.ignoreInvalidURLs if self.ignoreInvalidURLs is not None else self.ignores_invalid_urls
+        valid, invalid = split_urls(given, skip_invalid, _page_or_site_url)
         prompt = self.prompt if self.prompt and self.prompt.strip() else None
         if not valid and not prompt:
             raise InvalidRequest.check("Either 'urls' or 'prompt' must be provided." if not given else
@@ -83,20 +84,10 @@ class ExtractRequest(BaseModel):
         except BadRequest as e:
             raise InvalidRequest.check(e.message, ["schema"]) from None
 
-    def _checked(self, urls: list[str]) -> tuple[list[str], list[str]]:
-        """(valid URLs, invalid ones); an invalid one is a 400 unless ignoreInvalidURLs. A URL without a scheme
-        gets http://, as Firecrawl's."""
-        valid, invalid = [], []
-        for url in urls:
-            try:
-                full = page_url(url.removesuffix("*")) + ("*" if url.endswith("*") else "")
-            except BadRequest:
-                if not (self.ignoreInvalidURLs if self.ignoreInvalidURLs is not None else self.ignores_invalid_urls):
-                    raise
-                invalid.append(url)
-                continue
-            valid.append(full)
-        return list(dict.fromkeys(valid)), invalid
+
+def _page_or_site_url(url: str, path: list[str | int]) -> str:
+    """A page's URL, or a site's (ending in /*), read as page_url reads a page's."""
+    return page_url(url.removesuffix("*"), path) + ("*" if url.endswith("*") else "")
 
 
 class V1ExtractRequest(ExtractRequest):

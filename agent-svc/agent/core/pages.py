@@ -15,6 +15,10 @@ FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "u
 
 FailureKind = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted"]
 
+# failures where the site still answered with a page (an error status, or a page without text in it): a scrape
+# gives a Document of such a page, with its statusCode; the other failures leave nothing to show
+_ANSWERED: frozenset[FailureKind] = frozenset({"http", "unextracted"})
+
 CacheState = Literal["hit", "miss"]  # Firecrawl's metadata.cacheState: set only when the cache was asked
 
 
@@ -120,6 +124,11 @@ class Page:
         """Why it has no text (`unextracted` when neither the fetch nor the extraction said)."""
         error = self.error or self.fetched.error
         return error.kind if error else "unextracted"
+
+    @property
+    def answered(self) -> bool:
+        """Whether the site answered with a page, text or not: /v2/scrape and a batch give a Document of it."""
+        return self.extracted is not None or self.failure in _ANSWERED
 
     def serves(self, wanted: Extraction) -> bool:
         """Whether this page needs no new extraction for `wanted` (a fetch with nothing to read never does)."""

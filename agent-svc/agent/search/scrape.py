@@ -27,9 +27,10 @@ from agent.pages.documents import document
 from agent.services import Services
 from agent.upstream.clients import Upstreams
 
-# a failure with no page to show → (HTTP status, Firecrawl's code), as its scrape controller answers them: 500
-# for a scrape that failed, except a DNS failure, which it answers with 200 and `success: false` (its own tests
-# hold it to that); firecrawl-py raises InternalServerError, TLSError or DNSResolutionError, firecrawl-js SdkError
+# a failure with no page to show (not Page.answered) → (HTTP status, Firecrawl's code), as its scrape controller
+# answers them: 500 for a scrape that failed, except a DNS failure, which it answers with 200 and `success: false`
+# (its own tests hold it to that); firecrawl-py raises InternalServerError, TLSError or DNSResolutionError,
+# firecrawl-js SdkError
 FAILURES = {
     "timeout": (408, "SCRAPE_TIMEOUT"),
     "blocked": (403, "UNSUPPORTED_SITE"),
@@ -77,10 +78,9 @@ async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
 
 async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstreams) -> dict[str, Any]:
     warnings = list(job.warnings)
+    if not page.answered:
+        raise _failed(page.failure, f"{job.url} could not be scraped: {page.error}")
     if page.extracted is None:
-        kind = page.failure
-        if kind in FAILURES:
-            raise _failed(kind, f"{job.url} could not be scraped: {page.error}")
         warnings.append(f"{job.url} has no content: {page.error}")
     doc = document(job.url, "", "", page, list(job.formats))
     doc["metadata"]["scrapeId"] = request_id()

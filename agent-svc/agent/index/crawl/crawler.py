@@ -7,8 +7,8 @@ worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text 
 warning says how many were not indexed.
 
 A batch scrape is a crawl of its seeds alone (options.batch): no robots.txt, no sitemap, no link followed,
-nothing indexed, and a page the site answered with an error status is a Document with that status, as
-/v2/scrape gives it, not an error.
+nothing indexed, and a page the site answered with an error status is a Document with that status and the
+error page's content, as /v2/scrape gives it, not an error.
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ from agent.pages.workers import WorkerPool
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",
                 "http": "SCRAPE_HTTP_ERROR"}
-# failures /v2/scrape answers with a Document (the site answered): a batch scrape keeps them as Documents too
-_SCRAPE_DOCUMENT_FAILURES = ("http", "unextracted")
 
 
 @dataclass(frozen=True)
@@ -145,7 +143,7 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
         await store.run(store.failed, job_id, queued.key, "blocked by robots.txt", "ROBOTS_BLOCKED", "blocked")
         return
     page = await _page(crawl, queued.url, robots.crawl_delay_s() if robots is not None else 0.0)
-    if page.extracted is None and not (options.batch and page.failure in _SCRAPE_DOCUMENT_FAILURES):
+    if page.extracted is None and not (options.batch and page.answered):
         error = str(page.error or "no text could be extracted")
         await store.run(store.failed, job_id, queued.key, error, _ERROR_CODES.get(page.failure, "SCRAPE_FAILED"))
         return
@@ -171,8 +169,9 @@ async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:
     async with crawl.gate.turn(urlsplit(url).netloc, delay):
         fetched = await crawl.tools.fetcher.fetch_before(url, time.monotonic() + timeout_s,
                                                          cache_use=crawl.options.cache_use)
-    how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats))
-    if not fetched.ok:
+    how = Extraction(main_only=crawl.options.main_only, document=needs_whole_page(crawl.options.formats),
+                     error_pages=crawl.options.batch)
+    if not how.reads(fetched):
         return Page(fetched, error=fetched.error, extraction=how)
     # the wait for a slot, behind other pages, is not this page's extraction time; a timeout kills the worker
     async with crawl.extract_slots:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from wisp_obs.requests import request_id
@@ -37,6 +38,10 @@ class AlreadyFinished(WispError):
 
     def __init__(self, status: str) -> None:
         super().__init__(f"Crawl is already {status}")
+
+
+class PastTimeLimit(WispError):
+    status = 409
 
 
 class TooManyCrawls(WispError):
@@ -84,8 +89,13 @@ class Crawls:
 
     async def append(self, job_id: str, kind: str, urls: list[str]) -> None:
         """Queue more URLs on a running or completed job of this kind (a batch scrape's appendToId), within its
-        limit; a completed one runs again. 404 for no such job, 409 for a cancelled or failed one."""
+        limit; a completed one runs again. 404 for no such job, 409 for a cancelled or failed one, or one past
+        CRAWL_MAX_DURATION_S from its start (it would stop at once, leaving the URLs unvisited)."""
         job = await self.job(job_id, kind)
+        max_duration_s = self.tools.settings.crawl_max_duration_s
+        if time.time() >= job.created + max_duration_s:
+            raise PastTimeLimit(f"the job started more than CRAWL_MAX_DURATION_S ({max_duration_s:g} s) ago and "
+                                "takes no more URLs: start a new one")
         if await self.store.run(self.store.known, job_id) + len(urls) > job.options.limit:
             raise BadRequest(f"the job would have more than {job.options.limit} URLs")
         pages = [(url_key(url, job.options.ignore_query, job.options.dedupe_similar), url, 0) for url in urls]
@@ -102,15 +112,17 @@ class Crawls:
             raise JobNotFound()
         return job
 
-    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int, kind: str | None = None
+    async def status(self, job_id: str, kind: str, skip: int, limit: int, max_bytes: int
                      ) -> tuple[Job, Counts, list[dict[str, Any]]]:
+        """A job of this `kind`, its counts and a page of its documents: a batch's id is no crawl's, and the
+        other way round."""
         snapshot = await self.store.run(self.store.snapshot, job_id, skip, limit, max_bytes)
-        if snapshot is None or (kind is not None and snapshot[0].options.kind != kind):
+        if snapshot is None or snapshot[0].options.kind != kind:
             raise JobNotFound()
         _live(snapshot[0])
         return snapshot
 
-    async def errors(self, job_id: str, kind: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    async def errors(self, job_id: str, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
         await self.job(job_id, kind)
         return await self.store.run(self.store.errors, job_id)
 
@@ -118,7 +130,7 @@ class Crawls:
         """The running crawls (batch scrapes are not crawls)."""
         return [job for job in await self.store.run(self.store.running_jobs) if job.options.kind == CRAWL]
 
-    async def cancel(self, job_id: str, kind: str | None = None) -> None:
+    async def cancel(self, job_id: str, kind: str) -> None:
         job = await self.job(job_id, kind)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read

@@ -7,6 +7,7 @@ MAX_PATTERNS of at most MAX_PATTERN_CHARS each.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -194,6 +195,22 @@ def page_url(url: str, path: list[str | int] | None = None) -> str:
     url = url if _SCHEME.match(url) else f"http://{url}"
     check_page_url(url, path)
     return url
+
+
+def split_urls(urls: list[str], skip_invalid: bool, read: Callable[[str, list[str | int]], str] = page_url
+               ) -> tuple[list[str], list[str]]:
+    """A request's `urls`, each read by `read` (page_url by default): the valid ones once each, in order, and
+    the invalid ones as given (cut to MAX_URL_CHARS). Unless `skip_invalid`, the first invalid one is a 400
+    naming it at ["urls", n]."""
+    valid, invalid = [], []
+    for n, given in enumerate(urls):
+        try:
+            valid.append(read(given, ["urls", n]))
+        except InvalidRequest:
+            if not skip_invalid:
+                raise
+            invalid.append(given[:MAX_URL_CHARS])
+    return list(dict.fromkeys(valid)), invalid
 
 
 def check_page_url(url: str, path: list[str | int] | None = None) -> None:

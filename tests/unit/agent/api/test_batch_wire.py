@@ -71,8 +71,9 @@ def test_invalid_urls_are_listed_and_skipped_by_default() -> None:
 
 
 def test_invalid_urls_are_a_400_when_not_ignored() -> None:
-    with pytest.raises(BadRequest, match="invalid url"):
+    with pytest.raises(InvalidRequest, match="invalid url") as refused:
         batch({"urls": ["https://docs.test/a", "http://a b/"], "ignoreInvalidURLs": False})
+    assert refused.value.details[0]["path"] == ["urls", 1]  # the validation envelope names the URL at fault
     made = batch({"urls": ["https://docs.test/a"], "ignoreInvalidURLs": False})
     assert made.invalid is None  # and started_body leaves invalidURLs out, as Firecrawl does
 

@@ -10,6 +10,7 @@ from agent.api.extract_wire import ExtractRequest, V1ExtractRequest, started_bod
 from agent.api.firecrawl import parsed
 from agent.config import Settings
 from agent.errors import BadRequest, InvalidRequest
+from agent.index.crawl.options import MAX_URL_CHARS
 from agent.search.extract import ExtractJob, ExtractResult
 from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractRecord
 
@@ -58,9 +59,18 @@ def test_web_search_implies_external_links_and_timeout_is_capped_by_the_setting(
 def test_invalid_urls_are_left_out_in_v2_and_a_400_in_v1() -> None:
     made, invalid = job({"urls": ["https://a.test/", "ftp://b.test/", "http://"], "prompt": "p"})
     assert made.urls == ("https://a.test/",) and invalid == ["ftp://b.test/", "http://"]
-    with pytest.raises(BadRequest, match="invalid url"):
-        job({"urls": ["ftp://b.test/"], "prompt": "p"}, V1ExtractRequest)
+    with pytest.raises(InvalidRequest, match="invalid url") as refused:
+        job({"urls": ["https://a.test/", "ftp://b.test/*"], "prompt": "p"}, V1ExtractRequest)
+    assert refused.value.details[0]["path"] == ["urls", 1]  # the validation envelope names the URL at fault
     assert job({"urls": ["ftp://b.test/"], "prompt": "p", "ignoreInvalidURLs": True}, V1ExtractRequest)[1]
+
+
+def test_sites_and_pages_are_each_extracted_once_and_a_long_invalid_url_is_listed_cut() -> None:
+    long = "ftp://b.test/" + "x" * 5000
+    made, invalid = job({"urls": ["a.test/*", "http://a.test/*", "a.test/p"], "prompt": "p"})
+    assert made.sites == ("http://a.test/",) and made.urls == ("http://a.test/p",) and invalid == []
+    made, invalid = job({"urls": ["a.test/p", "http://a.test/p", long], "prompt": "p"})
+    assert made.urls == ("http://a.test/p",) and invalid == [long[:MAX_URL_CHARS]]
 
 
 @pytest.mark.parametrize(("body", "problem"), [

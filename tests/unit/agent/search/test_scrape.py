@@ -3,16 +3,16 @@ Firecrawl Document (the offline web: tests/integration/test_scrape.py), every fa
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 
 from agent.api.firecrawl import MAX_SAFE_INTEGER, parsed
 from agent.api.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
-from agent.core.pages import CacheUse, FailureKind, Fetched, PageError
+from agent.core.pages import CacheUse, FailureKind, Fetched, Page, PageError
 from agent.errors import InvalidRequest
-from agent.search.scrape import ScrapeFailed, ScrapeJob, scrape
+from agent.search.scrape import FAILURES, ScrapeFailed, ScrapeJob, scrape
 
 from ..answers.test_rich import FakeLLM
 from ..fake_searxng import FakeSearxng, replaced
@@ -205,6 +205,12 @@ def test_a_page_that_cannot_be_had_is_firecrawls_status_and_code(kind: FailureKi
     with pytest.raises(ScrapeFailed) as failed:
         run(job({"url": bad}), fetcher=Web({bad: Fetched(bad, bad, error=PageError(kind, error))}))
     assert (failed.value.status, failed.value.code) == (status, code) and error in failed.value.message
+
+
+@pytest.mark.parametrize("kind", get_args(FailureKind))
+def test_every_failure_either_leaves_a_page_to_show_or_has_firecrawls_status(kind: FailureKind) -> None:
+    failed = Page(Fetched("https://docs.test/", "https://docs.test/", error=PageError(kind, "why")))
+    assert failed.answered is (kind not in FAILURES)  # the one rule /v2/scrape and a batch's Documents follow
 
 
 def test_an_extraction_past_the_timeout_is_a_408() -> None:

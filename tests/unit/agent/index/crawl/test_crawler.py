@@ -343,16 +343,27 @@ def test_max_concurrency_bounds_the_pages_fetched_at_once(store: JobStore, max_c
 
 
 def test_a_batch_scrapes_its_urls_alone_as_scrape_would(store: JobStore) -> None:
-    seeds = (SEED, URL("secret.html"), URL("missing.html"), URL("empty.html"))
-    site, index = crawl(store, seeds=seeds, kind="batch", max_depth=0, sitemap="skip", ignore_robots=True,
+    seeds = (SEED, URL("secret.html"), URL("missing.html"), URL("empty.html"), URL("gone.html"))
+    site = FakeSite({**SITE, URL("gone.html"): Served(html("Gone", "a.html"), status=410)})
+    site, index = crawl(store, site, seeds=seeds, kind="batch", max_depth=0, sitemap="skip", ignore_robots=True,
                         dedupe_similar=False, formats=("markdown",))
     assert sorted(site.asked) == sorted(seeds)  # no robots.txt, no sitemap, no link followed
     assert index.calls == 0 and store.job("j").indexed == 0  # nothing into the vector index
     documents = {d["metadata"]["sourceURL"]: d for d in store.documents("j", 0, 100, 10**9)}
     assert set(documents) == set(seeds) and "Secret page" in documents[URL("secret.html")]["markdown"]
     missing = documents[URL("missing.html")]  # the site's answer, a Document as /v2/scrape gives it
-    assert missing["metadata"]["statusCode"] == 404 and "markdown" not in missing
+    assert missing["metadata"]["statusCode"] == 404 and missing["markdown"] == "not found"
+    gone = documents[URL("gone.html")]  # an error page's content too, as /v2/scrape gives it
+    assert gone["metadata"]["statusCode"] == 410 and "Gone page explains" in gone["markdown"]
     assert "error" in documents[URL("empty.html")]["metadata"] and store.errors("j") == ([], [])
+
+
+def test_a_crawl_takes_an_error_page_as_failed_and_follows_none_of_its_links(store: JobStore) -> None:
+    site = FakeSite({SEED: html("Guide", "gone.html"), URL("gone.html"): Served(html("Gone", "a.html"), status=410),
+                     URL("a.html"): html("Alpha")})
+    crawl(store, site, sitemap="skip")
+    assert done(store) == {SEED} and URL("a.html") not in site.asked
+    assert {e["url"]: e["code"] for e in store.errors("j")[0]} == {URL("gone.html"): "SCRAPE_HTTP_ERROR"}
 
 
 def test_a_batchs_failures_without_a_page_are_its_errors(store: JobStore) -> None:

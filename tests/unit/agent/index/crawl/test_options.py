@@ -14,6 +14,7 @@ from agent.index.crawl.options import (
     CrawlOptions,
     CrawlRequest,
     V1CrawlRequest,
+    split_urls,
     url_depth,
 )
 
@@ -186,3 +187,15 @@ def test_stored_options_with_keys_this_version_lacks_still_load() -> None:
     assert CrawlOptions.from_json(stored) == options(limit=3)
     with pytest.raises(TypeError):
         CrawlOptions.from_json({"limit": 3})  # no seeds: the store fails that job
+
+
+def test_split_urls_reads_each_url_once_and_lists_the_invalid_ones_cut() -> None:
+    long = "ftp://docs.test/" + "x" * 5000
+    valid, invalid = split_urls(["docs.test/a", "http://docs.test/a", "not a url", long], skip_invalid=True)
+    assert valid == ["http://docs.test/a"] and invalid == ["not a url", long[:MAX_URL_CHARS]]
+
+
+def test_split_urls_refuses_the_first_invalid_url_naming_its_place() -> None:
+    with pytest.raises(InvalidRequest, match=r"invalid url 'http://a b/'") as refused:
+        split_urls(["https://docs.test/", "a b/", "ftp://docs.test/"], skip_invalid=False)
+    assert refused.value.details[0]["path"] == ["urls", 1]

@@ -32,8 +32,9 @@ class Served:
 
 
 class FakeSite:
-    """The Fetcher's interface over a dict of URL → page (HTML text or a `Served`); any other URL is a 404, and
-    a URL in `errors` fails with that error. Every ask is recorded with the content types it accepts."""
+    """The Fetcher's interface over a dict of URL → page (HTML text or a `Served`); any other URL is a 404, whose
+    body is kept as the Fetcher keeps an error page's, and a URL in `errors` fails with that error. Every ask is
+    recorded with the content types it accepts."""
 
     def __init__(self, pages: dict[str, str | Served], errors: dict[str, PageError] | None = None) -> None:
         self.pages, self.errors = pages, errors or {}
@@ -51,11 +52,11 @@ class FakeSite:
         self.cache_uses[url] = cache_use
         if url in self.errors:
             return Fetched(url, url, error=self.errors[url])
-        served = self.pages.get(url, Served("not found", status=404))
+        served = self.pages.get(url, Served("not found", "text/plain", 404))
         served = Served(served) if isinstance(served, str) else served
         body = served.body.encode() if isinstance(served.body, str) else served.body
         if served.status >= 400:
-            return Fetched(url, url, served.status, served.content_type,
+            return Fetched(url, url, served.status, served.content_type, body,
                            error=PageError("http", f"HTTP {served.status}"))
         return Fetched(url, url, served.status, served.content_type, body)
 

@@ -106,6 +106,25 @@ def test_the_seed_then_the_sitemap_then_the_pages_links_then_searxngs_each_page_
     assert "https://docs.test/guide/private.html" not in site.asked
 
 
+def test_a_large_map_leaves_the_event_loop_free() -> None:
+    listed = 100_000
+    sitemap = "<urlset>" + "".join(f"<url><loc>{SEED}p/{i}.html</loc></url>" for i in range(listed)) + "</urlset>"
+    site = Site({**PAGES, "https://docs.test/maps/sitemap.xml": ("application/xml", sitemap)})
+
+    async def longest_stall_while(work: Any) -> tuple[Any, float]:
+        task, longest = asyncio.ensure_future(work), 0.0
+        while not task.done():
+            before = time.monotonic()
+            await asyncio.sleep(0.005)
+            longest = max(longest, time.monotonic() - before)
+        return task.result(), longest
+
+    services = replaced(FakeSearxng(total=0).services(), fetcher=site)
+    site_map, stall = asyncio.run(longest_stall_while(map_site(MapJob(SEED, listed, 30.0), services)))
+    assert len(site_map.links) == listed
+    assert stall < 0.5  # without the threads, listing these links held the loop for a second or more
+
+
 def test_subdomains_and_query_parameters_when_asked() -> None:
     assert "https://api.docs.test/guide/rest.html" not in urls(mapped(subdomains=False))
     with_queries = urls(mapped(ignore_query=False))

@@ -1,11 +1,12 @@
 """A map: the URLs of one site, in seconds, as Firecrawl's /v2/map lists them (api.map_wire is its wire format).
 
-The sources, asked at once and all bound by the map's deadline: the sitemaps robots.txt names (else
-/sitemap.xml), the seed page's links and those of the first pages it links to (MAP_MAX_PAGES fetched in all,
-at most CRAWL_HOST_CONCURRENCY at once per host, none that robots.txt closes), and SearXNG's `site:` results,
-which also give titles and descriptions. Every fetch passes the SSRF guard (the Fetcher); every link passes the
-crawl's scope (the seed's host, its subdomains when asked, below the seed's folder, pages only; not its junk
-filter: a map lists a site's blog and changelog too) and is one entry per page (url_key).
+The sources, asked at once and all bound by the map's deadline: the sitemaps robots.txt names (else /sitemap.xml),
+the seed page's links and those of the first pages it links to (MAP_MAX_PAGES fetched in all, at most
+CRAWL_HOST_CONCURRENCY at once per host, counted with every crawl's, batch's and map's, none that robots.txt
+closes), and SearXNG's `site:` results, which also give titles and descriptions. Every fetch passes the SSRF guard
+(the Fetcher); every link passes the crawl's scope (the seed's host, its subdomains when asked, below the seed's
+folder, pages only; not its junk filter: a map lists a site's blog and changelog too) and is one entry per page
+(url_key).
 
 A caller that reads the pages next (/v2/extract's `/*` URLs) passes its request's pages as the map's reader,
 so that no page is fetched twice; the map outlines a page its reader could not extract.
@@ -84,7 +85,7 @@ class _Found:
 
 @dataclass(frozen=True)
 class _Run:
-    """What one map's sources share: its services, deadline, scope, robots.txt and per-host turns."""
+    """What one map's sources share: its services, deadline, scope, robots.txt and the process's per-host turns."""
 
     job: MapJob
     services: Services
@@ -113,7 +114,7 @@ async def map_site(job: MapJob, services: Services, read: PageReader | None = No
                            ignore_query=job.ignore_query)
     run = _Run(job, services, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
                Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
-               HostGate(settings.crawl_host_concurrency), read)
+               services.gate, read)
     found, unfinished = await _gathered(run, settings.map_max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
     if unfinished:

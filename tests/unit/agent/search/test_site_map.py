@@ -4,7 +4,9 @@ the real SDKs: tests/integration/test_map.py."""
 
 import asyncio
 import time
+from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from wisp_text.bm25 import bm25_scores
@@ -123,6 +125,35 @@ def test_a_large_map_leaves_the_event_loop_free() -> None:
     site_map, stall = asyncio.run(longest_stall_while(map_site(MapJob(SEED, listed, 30.0), services)))
     assert len(site_map.links) == listed
     assert stall < 0.5  # without the threads, listing these links held the loop for a second or more
+
+
+def test_maps_wait_their_turn_at_the_process_host_gate() -> None:
+    class Counting(Site):
+        """Records the most pages of one host fetched at once (robots.txt and sitemaps pass no gate)."""
+
+        def __init__(self) -> None:
+            super().__init__(PAGES, delay_s=0.05)
+            self.now: Counter[str] = Counter()
+            self.most = 0
+
+        async def fetch_before(self, url: str, *args: Any, **kwargs: Any) -> Fetched:
+            host = urlsplit(url).netloc if not url.endswith((".txt", ".xml")) else ""
+            self.now[host] += 1
+            self.most = max(self.most, self.now[host] if host else 0)
+            try:
+                return await super().fetch_before(url, *args, **kwargs)
+            finally:
+                self.now[host] -= 1
+
+    site = Counting()
+    services = replaced(FakeSearxng(total=0).services(crawl_host_concurrency=1), fetcher=site)
+    assert services.crawl_tools().gate is services.gate  # the crawls' and batches' gate
+
+    async def two_maps() -> list[SiteMap]:
+        return await asyncio.gather(*(map_site(MapJob(SEED, 50, 10.0), services) for _ in range(2)))
+
+    assert all(SEED in urls(site_map) for site_map in asyncio.run(two_maps()))
+    assert site.most == 1
 
 
 def test_subdomains_and_query_parameters_when_asked() -> None:

@@ -37,6 +37,7 @@ from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
 from agent.index.crawl.jobs import JobStore
 from agent.index.crawl.manager import Crawls
+from agent.index.crawl.politeness import HostGate
 from agent.index.ingest import Ingest
 from agent.mcp.server import mounted as mcp_mounted
 from agent.pages.cache import open_cache
@@ -87,7 +88,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                settings.default_max_age_ms)
             app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
                                                      Fetcher(fetch_http, policy, cache), pool,
-                                                     Ingest(semantic, settings))
+                                                     Ingest(semantic, settings),
+                                                     HostGate(settings.crawl_host_concurrency))
             store = JobStore(settings.crawl_db)
             app.state.crawls = crawls = Crawls(services.crawl_tools(), store)
             await crawls.resume()

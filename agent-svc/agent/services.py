@@ -1,6 +1,6 @@
-"""The process's services, made once at start-up: the upstream clients, the page fetcher and its extraction
-workers, and the index's writer. Only the API and the request services (search/) see this whole set; every
-stage below gets the few parts it uses."""
+"""The process's services, made once at start-up: the upstream clients, the page fetcher and its extraction workers,
+the index's writer and the per-host politeness gate. Only the API and the request services (search/) see this whole
+set; every stage below gets the few parts it uses."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agent.config import Settings
 from agent.core.context import Budget, SearchContext
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
+from agent.index.crawl.politeness import HostGate
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import RequestPages
@@ -24,6 +25,7 @@ class Services:
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
     ingest: Ingest  # pages into the vector index
+    gate: HostGate  # per-host politeness: every crawl, batch scrape and map of the process waits its turn here
 
     @property
     def settings(self) -> Settings:
@@ -37,4 +39,4 @@ class Services:
                              on_text=on_text)
 
     def crawl_tools(self) -> CrawlTools:
-        return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest)
+        return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest, self.gate)

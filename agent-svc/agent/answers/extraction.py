@@ -47,10 +47,10 @@ class ExtractedData:
 def batches(pages: Sequence[PageText], budget_chars: int) -> list[list[PageText]]:
     """The pages in order, grouped so that each group's text fits `budget_chars`; a longer page is cut to it."""
     groups: list[list[PageText]] = []
-    used = budget_chars
+    used = 0
     for page in pages:
         page = PageText(page.url, page.title, page.text[:budget_chars])
-        if used + len(page.text) > budget_chars:
+        if not groups or used + len(page.text) > budget_chars:
             groups.append([])
             used = 0
         groups[-1].append(page)

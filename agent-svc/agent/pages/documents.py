@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.core.dates import iso_instant
 from agent.core.pages import Extracted, Page, PageError
 
 
@@ -36,8 +37,8 @@ def _cache_state(page: Page) -> dict[str, Any]:
     """Firecrawl's keys, present only when the request asked the cache (a `maxAge` above 0)."""
     fetched = page.fetched
     state: dict[str, Any] = {"cacheState": fetched.cache_state} if fetched.cache_state else {}
-    if fetched.cached_at:  # as JavaScript's toISOString() writes it
-        state["cachedAt"] = fetched.cached_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if fetched.cached_at:
+        state["cachedAt"] = iso_instant(fetched.cached_at.timestamp())
     return state
 
 

@@ -85,8 +85,9 @@ async def _extract(job: ExtractJob, services: Services) -> ExtractResult:
 async def _gathered(job: ExtractJob, read: PageReader, services: Services) -> tuple[list[str], tuple[str, ...]]:
     """The URLs to read, each once, and the warnings of what could not be gathered."""
     urls, warnings = list(job.urls), list(job.warnings)
-    for seed in job.sites:
-        site = await _site(seed, job, read, services)
+    # at once: each map may take SCRAPE_TIMEOUT_S, and a few slow sites one after another would outlast the job
+    sites = await asyncio.gather(*(_site(seed, job, read, services) for seed in job.sites))
+    for seed, site in zip(job.sites, sites, strict=True):
         urls += [link.url for link in site.links] or [seed]  # as Firecrawl's: a site with no page found is its URL
         warnings += site.warnings
     if job.prompt and (job.web_search or not urls):

@@ -1,11 +1,12 @@
 """A map: the URLs of one site, in seconds, as Firecrawl's /v2/map lists them (api.map_wire is its wire format).
 
-The sources, asked at once and all bound by the map's deadline: the sitemaps robots.txt names (else
-/sitemap.xml), the seed page's links and those of the first pages it links to (MAP_MAX_PAGES fetched in all,
-at most CRAWL_HOST_CONCURRENCY at once per host, none that robots.txt closes), and SearXNG's `site:` results,
-which also give titles and descriptions. Every fetch passes the SSRF guard (the Fetcher); every link passes the
-crawl's scope (the seed's host, its subdomains when asked, below the seed's folder, pages only; not its junk
-filter: a map lists a site's blog and changelog too) and is one entry per page (url_key).
+The sources, asked at once and all bound by the map's deadline: the sitemaps robots.txt names (else /sitemap.xml),
+the seed page's links and those of the first pages it links to (MAP_MAX_PAGES fetched in all, at most
+CRAWL_HOST_CONCURRENCY at once per host, counted with every crawl's, batch's and map's, none that robots.txt
+closes), and SearXNG's `site:` results, which also give titles and descriptions. Every fetch passes the SSRF guard
+(the Fetcher); every link passes the crawl's scope (the seed's host, its subdomains when asked, below the seed's
+folder, pages only; not its junk filter: a map lists a site's blog and changelog too) and is one entry per page
+(url_key).
 
 A caller that reads the pages next (/v2/extract's `/*` URLs) passes its request's pages as the map's reader,
 so that no page is fetched twice; the map outlines a page its reader could not extract.
@@ -84,7 +85,7 @@ class _Found:
 
 @dataclass(frozen=True)
 class _Run:
-    """What one map's sources share: its services, deadline, scope, robots.txt and per-host turns."""
+    """What one map's sources share: its services, deadline, scope, robots.txt and the process's per-host turns."""
 
     job: MapJob
     services: Services
@@ -113,13 +114,14 @@ async def map_site(job: MapJob, services: Services, read: PageReader | None = No
                            ignore_query=job.ignore_query)
     run = _Run(job, services, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
                Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
-               HostGate(settings.crawl_host_concurrency), read)
+               services.gate, read)
     found, unfinished = await _gathered(run, settings.map_max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
     if unfinished:
         warnings.append(f"the map's timeout of {job.timeout_s:g} s ran out before {', '.join(unfinished)} "
                         "answered; the links are what had arrived")
-    links = _merged(found, run.scope, job.ignore_query)
+    # in a thread: 200,000 links through the scope take seconds of CPU, which would stall every other request
+    links = await asyncio.to_thread(_merged, found, run.scope, job.ignore_query)
     if job.search:
         links, unordered = await _ordered(run, links, job.search)
         warnings += unordered
@@ -143,12 +145,13 @@ def ranked(links: list[MapLink], scores: list[float]) -> list[MapLink]:
 
 
 async def _ordered(run: _Run, links: list[MapLink], search: str) -> tuple[list[MapLink], list[str]]:
-    """`links` ranked by BM25 for `search`, scored in the worker pool (100,000 links take about 3 s of CPU); in
-    their sources' order, and a warning, when the request's timeout comes first or the worker dies."""
+    """`links` ranked by BM25 for `search`, scored in the worker pool (100,000 links take about 3 s of CPU) and
+    sorted in a thread; in their sources' order, and a warning, when the request's timeout comes first or the
+    worker dies."""
     try:
         async with asyncio.timeout_at(run.ends):
             scores = await run.services.cpu_pool.run(bm25_scores, search, [searched_text(link) for link in links])
-            return ranked(links, scores), []
+            return await asyncio.to_thread(ranked, links, scores), []
     except (TimeoutError, WorkerDied) as e:
         why = f"the worker died: {e}" if isinstance(e, WorkerDied) else "the timeout came first"
         return links, [f"the links are in their sources' order, not ordered by the search ({why})"]
@@ -190,7 +193,11 @@ async def _sitemap_links(run: _Run) -> _Found:
     # sitemap_urls bounds each file's fetch; the deadline bounds them all
     urls = await sitemap_urls(run.services.fetcher, sitemap_candidates(run.job.url, named), run.job.limit * 2,
                               run.left_s())
-    return _Found(_SITEMAP, [MapLink(url) for url in urls])
+    return _Found(_SITEMAP, await asyncio.to_thread(_bare_links, urls))  # 200,000 take a part of a second
+
+
+def _bare_links(urls: list[str]) -> list[MapLink]:
+    return [MapLink(url) for url in urls]
 
 
 async def _page_links(run: _Run, url: str, place: int) -> _Found:

@@ -14,6 +14,7 @@ from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
+from agent.index.crawl.politeness import HostGate
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
@@ -76,7 +77,7 @@ class FakeSearxng:
         upstreams = Upstreams(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
                               semantic_client, llm)
         return Services(upstreams, FakeWeb(pages) if pages is not None else Fetcher(http, policy), InlinePool(),
-                        Ingest(semantic_client, config))
+                        Ingest(semantic_client, config), HostGate(config.crawl_host_concurrency))
 
 
 def _rank(url: str) -> int:

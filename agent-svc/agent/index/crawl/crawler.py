@@ -47,6 +47,7 @@ class CrawlTools:
     fetcher: Fetcher
     cpu_pool: WorkerPool  # the extraction workers that searches use too
     ingest: Ingest
+    gate: HostGate  # the process's one: crawls, batch scrapes and maps are polite to a host together
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,15 @@ class Crawl:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None,
-                    gate: HostGate | None = None) -> None:
+async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None
+                    ) -> None:
     """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
-    completed (a cancelled task stops at once). `extract_slots` and `gate`: shared by every crawl, so that
-    crawls leave extraction workers to searches, and stay polite to a host together."""
+    completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
+    extraction workers to searches; the tools' gate keeps them polite to a host together."""
     settings = tools.settings
     crawl = Crawl(job, tools, store, Scope(job.options, settings.crawl_junk_paths),
                   RobotsCache(tools.fetcher, settings.crawl_page_timeout_s),
-                  gate or HostGate(settings.crawl_host_concurrency), extract_slots or asyncio.Semaphore(1))
+                  tools.gate, extract_slots or asyncio.Semaphore(1))
     await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
     if not job.seeded:
         await _seed(crawl)

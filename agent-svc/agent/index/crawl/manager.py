@@ -1,5 +1,6 @@
 """The crawls and batch scrapes agent-svc runs: started by POST /v2/crawl or /v2/batch/scrape, cancelled by
-DELETE, resumed after a restart. They share one host gate (politeness), the extraction slots and the limits.
+DELETE, resumed after a restart. They share the process's host gate (politeness, with maps), the extraction
+slots and the limits.
 
 At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
 hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
@@ -20,7 +21,6 @@ from agent.errors import BadRequest, WispError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
-from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.scope import url_key
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,6 @@ class Crawls:
         self._running = {kind: asyncio.Semaphore(tools.settings.crawl_max_running) for kind in (CRAWL, BATCH)}
         # crawls extract in the pool searches use: they leave it at least one worker
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
-        self._gate = HostGate(tools.settings.crawl_host_concurrency)
 
     async def start(self, options: CrawlOptions, append_to: str | None = None) -> str:
         """A new job's id; with `append_to`, the seeds join that job of the same kind instead (see `append`)."""
@@ -152,7 +151,7 @@ class Crawls:
     async def _run(self, job: Job) -> None:
         async with self._running.get(job.options.kind, self._running[CRAWL]):
             try:
-                await run_crawl(job, self.tools, self.store, self._extract_slots, self._gate)
+                await run_crawl(job, self.tools, self.store, self._extract_slots)
             except asyncio.CancelledError:
                 raise
             except Exception as e:

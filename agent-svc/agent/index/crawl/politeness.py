@@ -1,5 +1,5 @@
-"""Per-host politeness, one gate for every crawl and batch scrape of the process: at most a few requests to one
-host at once, all jobs together, and a pause between them.
+"""Per-host politeness, one gate for every crawl, batch scrape and map of the process: at most a few requests to
+one host at once, all jobs together, and a pause between them.
 
 The pause is the largest of the job's `delay`, robots.txt's Crawl-delay and CRAWL_HOST_DELAY_S (capped at a
 minute); with a pause, requests to the host go one at a time, as Firecrawl's `delay` does, and a request

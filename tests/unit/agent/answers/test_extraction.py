@@ -48,6 +48,11 @@ def test_pages_are_batched_in_order_within_the_budget_and_a_long_page_is_cut() -
     assert [p.url for group in groups for p in group] == [f"https://site.test/{i}" for i in range(4)]
 
 
+def test_an_empty_first_page_opens_the_first_batch() -> None:
+    groups = batches(pages("", "a" * 60, "b" * 60), 100)
+    assert [[len(p.text) for p in group] for group in groups] == [[0, 60], [60]]
+
+
 def test_merging_concatenates_arrays_without_duplicates_and_keeps_the_first_scalar() -> None:
     values = [{"name": "", "tags": ["a", "b"], "about": {"year": None, "place": "Oslo"}},
               {"name": "Ada", "tags": ["b", "c"], "about": {"year": 1843, "place": "Rome"}, "extra": 1},

@@ -4,6 +4,7 @@ Wisp's search for the prompt), the pages that fail, and each way a job fails wit
 import asyncio
 from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -84,6 +85,32 @@ def test_each_page_of_a_site_is_fetched_once() -> None:
     # the seed and b.html are read for their links, then for their text: from the request's pages the second time
     assert Counter(url for url in web.asked if url.endswith((".html", "/"))) == {
         f"{SITE}guide/": 1, f"{SITE}guide/a.html": 1, f"{SITE}guide/b.html": 1}
+
+
+def test_the_sites_are_mapped_at_once() -> None:
+    class Hosts(Site):
+        """Records how many hosts were being fetched from at once."""
+
+        def __init__(self, pages: dict[str, tuple[str, str]]) -> None:
+            super().__init__(pages, delay_s=0.05)
+            self.busy: Counter[str] = Counter()
+            self.most = 0
+
+        async def fetch_before(self, url: str, *args: Any, **kwargs: Any) -> Any:
+            host = urlsplit(url).netloc
+            self.busy[host] += 1
+            self.most = max(self.most, len(+self.busy))
+            try:
+                return await super().fetch_before(url, *args, **kwargs)
+            finally:
+                self.busy[host] -= 1
+
+    seeds = [f"https://site{i}.test/" for i in range(3)]
+    web = Hosts({seed: ("text/html", html(f"Site {i}", f"The page of site {i}.")) for i, seed in enumerate(seeds)})
+    llm = FakeLLM('{"found": true}')
+    result = extract(ExtractJob((), tuple(seeds), "What is there?", None), llm, web=web)
+    assert result.error is None and all(f"({seed})" in read(llm) for seed in seeds)
+    assert web.most == len(seeds)
 
 
 def test_a_sites_reach_follows_include_subdomains_and_allow_external_links() -> None:

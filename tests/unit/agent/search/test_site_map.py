@@ -4,7 +4,9 @@ the real SDKs: tests/integration/test_map.py."""
 
 import asyncio
 import time
+from collections import Counter
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from wisp_text.bm25 import bm25_scores
@@ -104,6 +106,54 @@ def test_the_seed_then_the_sitemap_then_the_pages_links_then_searxngs_each_page_
     assert site_map.links[-1].title == "Online backup" and site_map.warnings == []
     # robots.txt closes a page to fetching, not to the map; the other site, the image, another folder are out
     assert "https://docs.test/guide/private.html" not in site.asked
+
+
+def test_a_large_map_leaves_the_event_loop_free() -> None:
+    listed = 100_000
+    sitemap = "<urlset>" + "".join(f"<url><loc>{SEED}p/{i}.html</loc></url>" for i in range(listed)) + "</urlset>"
+    site = Site({**PAGES, "https://docs.test/maps/sitemap.xml": ("application/xml", sitemap)})
+
+    async def longest_stall_while(work: Any) -> tuple[Any, float]:
+        task, longest = asyncio.ensure_future(work), 0.0
+        while not task.done():
+            before = time.monotonic()
+            await asyncio.sleep(0.005)
+            longest = max(longest, time.monotonic() - before)
+        return task.result(), longest
+
+    services = replaced(FakeSearxng(total=0).services(), fetcher=site)
+    site_map, stall = asyncio.run(longest_stall_while(map_site(MapJob(SEED, listed, 30.0), services)))
+    assert len(site_map.links) == listed
+    assert stall < 0.5  # without the threads, listing these links held the loop for a second or more
+
+
+def test_maps_wait_their_turn_at_the_process_host_gate() -> None:
+    class Counting(Site):
+        """Records the most pages of one host fetched at once (robots.txt and sitemaps pass no gate)."""
+
+        def __init__(self) -> None:
+            super().__init__(PAGES, delay_s=0.05)
+            self.now: Counter[str] = Counter()
+            self.most = 0
+
+        async def fetch_before(self, url: str, *args: Any, **kwargs: Any) -> Fetched:
+            host = urlsplit(url).netloc if not url.endswith((".txt", ".xml")) else ""
+            self.now[host] += 1
+            self.most = max(self.most, self.now[host] if host else 0)
+            try:
+                return await super().fetch_before(url, *args, **kwargs)
+            finally:
+                self.now[host] -= 1
+
+    site = Counting()
+    services = replaced(FakeSearxng(total=0).services(crawl_host_concurrency=1), fetcher=site)
+    assert services.crawl_tools().gate is services.gate  # the crawls' and batches' gate
+
+    async def two_maps() -> list[SiteMap]:
+        return await asyncio.gather(*(map_site(MapJob(SEED, 50, 10.0), services) for _ in range(2)))
+
+    assert all(SEED in urls(site_map) for site_map in asyncio.run(two_maps()))
+    assert site.most == 1
 
 
 def test_subdomains_and_query_parameters_when_asked() -> None:

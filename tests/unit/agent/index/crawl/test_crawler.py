@@ -74,7 +74,7 @@ class FakeIndex:
 
 def services(site: FakeSite, index: FakeIndex, pool: object | None = None, **settings: object) -> CrawlTools:
     base = FakeSearxng(total=0).services(**{"crawl_host_delay_s": 0, "crawl_page_timeout_s": 5, **settings})
-    return CrawlTools(base.settings, site, pool or InlinePool(), Ingest(index, base.settings))
+    return CrawlTools(base.settings, site, pool or InlinePool(), Ingest(index, base.settings), base.gate)
 
 
 @pytest.fixture

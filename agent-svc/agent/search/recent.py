@@ -28,11 +28,13 @@ class RecentScrapes:
         self._bytes = 0
 
     def put(self, owner: str, document: dict[str, Any]) -> None:
-        """Keep a scrape's Document under its scrapeId; one larger than the whole budget is not kept, and an id
-        another client's Document holds is not taken over."""
+        """Keep a scrape's Document under its scrapeId; with no time to keep it (SCRAPE_KEEP_S=0), or larger than
+        the whole budget, it is not kept, and an id another client's Document holds is not taken over."""
         scrape_id = document.get("metadata", {}).get("scrapeId")
+        if not scrape_id or not self.max_count or self.ttl_s <= 0:
+            return
         size = len(json.dumps(document, separators=(",", ":")))
-        if not scrape_id or not self.max_count or size > self.max_bytes:
+        if size > self.max_bytes:
             return
         if (held := self._kept.get(scrape_id)) is not None:
             if held.owner != owner:
@@ -42,6 +44,10 @@ class RecentScrapes:
         self._bytes += size
         while len(self._kept) > self.max_count or self._bytes > self.max_bytes:
             self._drop(next(iter(self._kept)))
+
+    def __len__(self) -> int:
+        """How many Documents are held, the expired among them until a read forgets them."""
+        return len(self._kept)
 
     def get(self, scrape_id: str) -> Kept | None:
         """The kept scrape of that id, unless it has expired."""

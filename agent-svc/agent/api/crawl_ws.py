@@ -22,8 +22,9 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
+from agent.errors import JobNotFound
 from agent.index.crawl.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
-from agent.index.crawl.manager import Crawls, JobNotFound
+from agent.index.crawl.manager import Crawls
 
 log = logging.getLogger("agent")
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass, replace
 
 from wisp_obs.requests import request_id
 
-from agent.errors import WispError
-from agent.index.crawl.manager import JobNotFound
+from agent.errors import JobNotFound, TooManyExtracts
 from agent.search.extract import ExtractJob, ExtractResult, run_extract
 from agent.services import Services
 
@@ -34,11 +33,6 @@ def extract_jobs(services: Services) -> ExtractJobs:
     settings = services.settings
     return ExtractJobs(lambda job: run_extract(job, services), settings.extract_max_jobs,
                        settings.extract_max_running, settings.extract_ttl_s)
-
-
-class TooManyExtracts(WispError):
-    status = 429
-    code = "TOO_MANY_EXTRACTS"
 
 
 @dataclass(frozen=True)

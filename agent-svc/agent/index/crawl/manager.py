@@ -15,7 +15,7 @@ from typing import Any
 
 from wisp_obs.requests import request_id
 
-from agent.errors import BadRequest, WispError
+from agent.errors import AlreadyFinished, BadRequest, JobNotFound, TooManyCrawls
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
@@ -23,25 +23,6 @@ from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.scope import url_key
 
 log = logging.getLogger(__name__)
-
-
-class JobNotFound(WispError):
-    status = 404
-
-    def __init__(self, message: str = "Job not found") -> None:
-        super().__init__(message)
-
-
-class AlreadyFinished(WispError):
-    status = 409
-
-    def __init__(self, status: str) -> None:
-        super().__init__(f"Crawl is already {status}")
-
-
-class TooManyCrawls(WispError):
-    status = 429
-    code = "TOO_MANY_CRAWLS"
 
 
 class Crawls:

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from agent.index.crawl.manager import JobNotFound
+from agent.errors import JobNotFound, TooManyExtracts
 from agent.search.extract import ExtractJob, ExtractResult
-from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractJobs, TooManyExtracts
+from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractJobs
 
 JOB = ExtractJob(("https://a.test/",), (), "p", None)
 DONE = ExtractResult({"ok": True})

@@ -1,5 +1,6 @@
 """The extract jobs of this process: each runs in the background, is polled by id, and is forgotten
-EXTRACT_TTL_S after it started (its `expiresAt`).
+EXTRACT_TTL_S after it started (its `expiresAt`). A job is its owner's: another client finds no such job, as
+Firecrawl answers another team's extraction.
 
 Kept in memory rather than in the crawls' SQLite store: an extraction lasts seconds to minutes and leaves
 nothing worth resuming (reading its pages again takes less than a restart), so a restart forgets the jobs and
@@ -39,6 +40,7 @@ def extract_jobs(services: Services) -> ExtractJobs:
 class ExtractRecord:
     id: str
     job: ExtractJob
+    owner: str  # the client that started it (an API key's id, or an address)
     expires: float  # time.time() when it is forgotten
     status: str = PROCESSING
     result: ExtractResult | None = None
@@ -52,21 +54,21 @@ class ExtractJobs:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = asyncio.Semaphore(max_running)
 
-    def start(self, job: ExtractJob) -> str:
-        """The new job's id; it runs in the background. TooManyExtracts when no room is left."""
+    def start(self, job: ExtractJob, owner: str) -> str:
+        """The id of `owner`'s new job; it runs in the background. TooManyExtracts when no room is left."""
         self._make_room()
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        self._records[job_id] = ExtractRecord(job_id, job, self._clock() + self._ttl_s)
+        self._records[job_id] = ExtractRecord(job_id, job, owner, self._clock() + self._ttl_s)
         task = asyncio.create_task(self._finish(job_id, job))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return job_id
 
-    def get(self, job_id: str) -> ExtractRecord:
-        """The job's record; JobNotFound when it never was, or has expired."""
+    def get(self, job_id: str, owner: str) -> ExtractRecord:
+        """`owner`'s job's record; JobNotFound when it never was, has expired, or is another client's."""
         self._forget_expired()
         record = self._records.get(job_id)
-        if record is None:
+        if record is None or record.owner != owner:
             raise JobNotFound("Extract job not found")
         return record
 

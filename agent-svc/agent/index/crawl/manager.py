@@ -3,8 +3,9 @@ DELETE, resumed after a restart. They share one host gate (politeness), the extr
 
 At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
 hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
-is refused (429). A crawl that raises is marked failed with the error (status
-"failed", as Firecrawl's clients expect), never left running silently.
+is refused (429). A job is its owner's: another client's
+requests for it are refused (403, as Firecrawl answers another team's crawl). A crawl that raises is marked
+failed with the error (status "failed", as Firecrawl's clients expect), never left running silently.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from wisp_obs.requests import request_id
 
-from agent.errors import AlreadyFinished, BadRequest, JobNotFound, TooManyCrawls
+from agent.errors import AlreadyFinished, BadRequest, Forbidden, JobNotFound, TooManyCrawls
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
@@ -34,10 +35,11 @@ class Crawls:
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
         self._gate = HostGate(tools.settings.crawl_host_concurrency)
 
-    async def start(self, options: CrawlOptions, append_to: str | None = None) -> str:
-        """A new job's id; with `append_to`, the seeds join that job of the same kind instead (see `append`)."""
+    async def start(self, options: CrawlOptions, owner: str, append_to: str | None = None) -> str:
+        """A new job of `owner`'s and its id; with `append_to`, the seeds join that job of the same kind and
+        owner instead (see `append`)."""
         if append_to is not None:
-            await self.append(append_to, options.kind, list(options.seeds))
+            await self.append(append_to, options.kind, list(options.seeds), owner)
             return append_to
         settings = self.tools.settings
         await self.store.run(self.store.expire)
@@ -45,7 +47,7 @@ class Crawls:
             raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
                                 "end or cancel one")
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        await self.store.run(self.store.create, job_id, options, settings.crawl_ttl_s)
+        await self.store.run(self.store.create, job_id, options, settings.crawl_ttl_s, owner)
         self._spawn(await self.job(job_id))
         return job_id
 
@@ -63,10 +65,11 @@ class Crawls:
             log.info("resumed %d crawls: %s", len(resumed), ", ".join(resumed))
         return resumed
 
-    async def append(self, job_id: str, kind: str, urls: list[str]) -> None:
+    async def append(self, job_id: str, kind: str, urls: list[str], owner: str | None = None) -> None:
         """Queue more URLs on a running or completed job of this kind (a batch scrape's appendToId), within its
-        limit; a completed one runs again. 404 for no such job, 409 for a cancelled or failed one."""
-        job = await self.job(job_id, kind)
+        limit; a completed one runs again. 404 for no such job, 403 for another owner's, 409 for a cancelled or
+        failed one."""
+        job = await self.job(job_id, kind, owner)
         if await self.store.run(self.store.known, job_id) + len(urls) > job.options.limit:
             raise BadRequest(f"the job would have more than {job.options.limit} URLs")
         pages = [(url_key(url, job.options.ignore_query, job.options.dedupe_similar), url, 0) for url in urls]
@@ -76,31 +79,29 @@ class Crawls:
         if before == COMPLETED:  # its task has ended, or ends without the new pages
             self._spawn(await self.job(job_id))
 
-    async def job(self, job_id: str, kind: str | None = None) -> Job:
-        """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's)."""
-        job = _live(await self.store.run(self.store.job, job_id))
-        if kind is not None and job.options.kind != kind:
-            raise JobNotFound()
-        return job
+    async def job(self, job_id: str, kind: str | None = None, owner: str | None = None) -> Job:
+        """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's);
+        with `owner`, another client's job is Forbidden."""
+        return _checked(await self.store.run(self.store.job, job_id), kind, owner)
 
-    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int, kind: str | None = None
-                     ) -> tuple[Job, Counts, list[dict[str, Any]]]:
+    async def status(self, job_id: str, skip: int, limit: int, max_bytes: int, kind: str | None = None,
+                     owner: str | None = None) -> tuple[Job, Counts, list[dict[str, Any]]]:
         snapshot = await self.store.run(self.store.snapshot, job_id, skip, limit, max_bytes)
-        if snapshot is None or (kind is not None and snapshot[0].options.kind != kind):
-            raise JobNotFound()
-        _live(snapshot[0])
+        _checked(snapshot[0] if snapshot else None, kind, owner)
         return snapshot
 
-    async def errors(self, job_id: str, kind: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-        await self.job(job_id, kind)
+    async def errors(self, job_id: str, kind: str | None = None, owner: str | None = None
+                     ) -> tuple[list[dict[str, Any]], list[str]]:
+        await self.job(job_id, kind, owner)
         return await self.store.run(self.store.errors, job_id)
 
-    async def active(self) -> list[Job]:
-        """The running crawls (batch scrapes are not crawls)."""
-        return [job for job in await self.store.run(self.store.running_jobs) if job.options.kind == CRAWL]
+    async def active(self, owner: str | None = None) -> list[Job]:
+        """The running crawls (batch scrapes are not crawls), of every client or of `owner`'s."""
+        return [job for job in await self.store.run(self.store.running_jobs)
+                if job.options.kind == CRAWL and _owns(job, owner)]
 
-    async def cancel(self, job_id: str, kind: str | None = None) -> None:
-        job = await self.job(job_id, kind)
+    async def cancel(self, job_id: str, kind: str | None = None, owner: str | None = None) -> None:
+        job = await self.job(job_id, kind, owner)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read
         if task := self._tasks.get(job_id):
@@ -129,9 +130,17 @@ class Crawls:
                 await self.store.run(self.store.finish, job.id, FAILED, f"{type(e).__name__}: {e}")
 
 
-def _live(job: Job | None) -> Job:
-    if job is None:
+def _checked(job: Job | None, kind: str | None, owner: str | None) -> Job:
+    """The job if it is live, of `kind` and `owner`'s (either None: any)."""
+    if job is None or (kind is not None and job.options.kind != kind):
         raise JobNotFound()
     if job.expired and job.status in TERMINAL:
         raise JobNotFound("Job expired")
+    if not _owns(job, owner):
+        raise Forbidden("Forbidden")  # Firecrawl's answer to another team's crawl or batch
     return job
+
+
+def _owns(job: Job, owner: str | None) -> bool:
+    # a job stored before jobs had owners (None) stays everyone's until it expires
+    return owner is None or job.owner in (None, owner)

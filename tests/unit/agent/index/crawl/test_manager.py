@@ -1,0 +1,64 @@
+"""The crawl manager's rules over the store: a job is its owner's (another client's requests are a 403)."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from agent.config import Settings
+from agent.errors import Forbidden, JobNotFound
+from agent.index.crawl.jobs import CANCELLED, JobStore
+from agent.index.crawl.manager import Crawls
+from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
+
+CRAWL_OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10)
+BATCH_OPTIONS = CrawlOptions(seeds=("https://docs.test/a",), limit=10, kind=BATCH)
+
+
+def run(tmp_path: Path, scenario: Callable[[Crawls, JobStore], Awaitable[None]], **settings: int) -> None:
+    """Run `scenario` on a manager over a fresh store (no crawl task runs unless the scenario starts one)."""
+    async def main() -> None:
+        store = JobStore(str(tmp_path / "crawls.sqlite"))
+        crawls = Crawls(SimpleNamespace(settings=Settings(**settings)), store)
+        try:
+            await scenario(crawls, store)
+        finally:
+            await crawls.stop()
+            store.close()
+    asyncio.run(main())
+
+
+def test_another_clients_batch_or_crawl_is_forbidden_and_its_owner_reaches_it(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("b", BATCH_OPTIONS, 60, "key:a")
+        for reach in (lambda o: crawls.job("b", BATCH, o), lambda o: crawls.status("b", 0, 10, 10**6, BATCH, o),
+                      lambda o: crawls.errors("b", BATCH, o), lambda o: crawls.cancel("b", BATCH, o),
+                      lambda o: crawls.append("b", BATCH, ["https://x.test/"], o)):
+            with pytest.raises(Forbidden, match="Forbidden"):
+                await reach("key:b")
+        assert store.known("b") == 0  # the other client's appendToId queued nothing
+        await crawls.cancel("b", BATCH, "key:a")
+        assert (await crawls.job("b", BATCH, "key:a")).status == CANCELLED
+        store.create("c", CRAWL_OPTIONS, 60, "key:a")
+        with pytest.raises(Forbidden):
+            await crawls.status("c", 0, 10, 10**6, CRAWL, "key:b")
+        with pytest.raises(JobNotFound):  # an unknown id stays a 404 whoever asks
+            await crawls.job("nope", BATCH, "key:b")
+    run(tmp_path, scenario)
+
+
+def test_active_crawls_are_the_callers_own(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("a", CRAWL_OPTIONS, 60, "key:a")
+        store.create("b", CRAWL_OPTIONS, 60, "key:b")
+        assert [job.id for job in await crawls.active("key:a")] == ["a"]
+    run(tmp_path, scenario)
+
+
+def test_a_job_stored_before_owners_stays_reachable(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("old", BATCH_OPTIONS, 60)
+        assert (await crawls.job("old", BATCH, "key:b")).owner is None
+    run(tmp_path, scenario)

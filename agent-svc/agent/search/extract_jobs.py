@@ -5,8 +5,9 @@ Firecrawl answers another team's extraction.
 Kept in memory rather than in the crawls' SQLite store: an extraction lasts seconds to minutes and leaves
 nothing worth resuming (reading its pages again takes less than a restart), so a restart forgets the jobs and
 their ids answer 404. Bounded: at most EXTRACT_MAX_JOBS are kept, a finished one making room for a new one
-(the oldest first); when they are all unfinished a new one is a 429. EXTRACT_MAX_RUNNING run at once; the
-others wait, reported as processing.
+(the oldest first); when they are all unfinished a new one is a 429, and so is a client's new one while
+EXTRACT_MAX_JOBS_PER_KEY of its own are unfinished (so that one client cannot take every place).
+EXTRACT_MAX_RUNNING run at once; the others wait, reported as processing.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def extract_jobs(services: Services) -> ExtractJobs:
     """The process's extract jobs, running on its services, bounded as the settings say."""
     settings = services.settings
     return ExtractJobs(lambda job: run_extract(job, services), settings.extract_max_jobs,
-                       settings.extract_max_running, settings.extract_ttl_s)
+                       settings.extract_max_running, settings.extract_ttl_s, settings.extract_max_jobs_per_key)
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,17 @@ class ExtractRecord:
 
 
 class ExtractJobs:
-    def __init__(self, run: Runner, max_jobs: int, max_running: int, ttl_s: float,
+    def __init__(self, run: Runner, max_jobs: int, max_running: int, ttl_s: float, max_per_owner: int,
                  clock: Callable[[], float] = time.time) -> None:
         self._run, self._max_jobs, self._ttl_s, self._clock = run, max_jobs, ttl_s, clock
+        self._max_per_owner = max_per_owner
         self._records: dict[str, ExtractRecord] = {}  # oldest first
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = asyncio.Semaphore(max_running)
 
     def start(self, job: ExtractJob, owner: str) -> str:
         """The id of `owner`'s new job; it runs in the background. TooManyExtracts when no room is left."""
-        self._make_room()
+        self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
         self._records[job_id] = ExtractRecord(job_id, job, owner, self._clock() + self._ttl_s)
         task = asyncio.create_task(self._finish(job_id, job))
@@ -88,8 +90,11 @@ class ExtractJobs:
         if (record := self._records.get(job_id)) is not None:
             self._records[job_id] = replace(record, status=FAILED if result.error else COMPLETED, result=result)
 
-    def _make_room(self) -> None:
+    def _make_room(self, owner: str) -> None:
         self._forget_expired()
+        if sum(r.owner == owner and r.status == PROCESSING for r in self._records.values()) >= self._max_per_owner:
+            raise TooManyExtracts(f"{self._max_per_owner} of your extractions are unfinished "
+                                  "(EXTRACT_MAX_JOBS_PER_KEY): retry when one has finished")
         if len(self._records) < self._max_jobs:
             return
         finished = next((i for i, r in self._records.items() if r.status != PROCESSING), None)

@@ -244,8 +244,12 @@ class JobStore:
                   for key, url, error, code, finished, state in rows if state == "failed"]
         return errors, [url for _, url, _, _, _, state in rows if state == "blocked"]
 
-    def unfinished(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ?", (RUNNING,)).fetchone()[0]
+    def unfinished(self, owner: str | None = None) -> int:
+        """Unfinished jobs of every client, or of `owner`'s."""
+        if owner is None:
+            return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ?", (RUNNING,)).fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ? AND owner = ?",
+                                (RUNNING, owner)).fetchone()[0]
 
     def expire(self) -> int:
         """Forget finished jobs past their expiry (the index keeps what they stored); a crawl still running

@@ -2,8 +2,8 @@
 DELETE, resumed after a restart. They share one host gate (politeness), the extraction slots and the limits.
 
 At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
-hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
-is refused (429). A job is its owner's: another client's
+hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds, or
+CRAWL_MAX_JOBS_PER_KEY of one client's, a new one is refused (429). A job is its owner's: another client's
 requests for it are refused (403, as Firecrawl answers another team's crawl). A crawl that raises is marked
 failed with the error (status "failed", as Firecrawl's clients expect), never left running silently.
 """
@@ -41,13 +41,10 @@ class Crawls:
         if append_to is not None:
             await self.append(append_to, options.kind, list(options.seeds), owner)
             return append_to
-        settings = self.tools.settings
         await self.store.run(self.store.expire)
-        if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
-            raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
-                                "end or cancel one")
+        await self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        await self.store.run(self.store.create, job_id, options, settings.crawl_ttl_s, owner)
+        await self.store.run(self.store.create, job_id, options, self.tools.settings.crawl_ttl_s, owner)
         self._spawn(await self.job(job_id))
         return job_id
 
@@ -112,6 +109,17 @@ class Crawls:
         for task in self._tasks.values():
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def _make_room(self, owner: str) -> None:
+        """TooManyCrawls when all jobs, or all of `owner`'s, are taken: one client's jobs never lock out the
+        others."""
+        settings = self.tools.settings
+        if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
+            raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
+                                "end or cancel one")
+        if await self.store.run(self.store.unfinished, owner) >= settings.crawl_max_jobs_per_key:
+            raise TooManyCrawls(f"{settings.crawl_max_jobs_per_key} of your crawls and batch scrapes are unfinished "
+                                "(CRAWL_MAX_JOBS_PER_KEY): wait for one to end or cancel one")
 
     def _spawn(self, job: Job) -> None:
         task = asyncio.create_task(self._run(job), name=f"crawl-{job.id}")

@@ -47,7 +47,7 @@ async def settled() -> None:
 def test_a_job_is_processing_then_completed_with_its_result() -> None:
     async def scenario() -> None:
         runner, clock = Runner(), Clock()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, clock=clock)
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
         job_id = jobs.start(JOB, OWNER)
         assert jobs.get(job_id, OWNER).status == PROCESSING and jobs.get(job_id, OWNER).expires == 1060.0
         runner.gate.set()
@@ -65,7 +65,7 @@ def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str
     async def scenario() -> None:
         runner = Runner(outcome)
         runner.gate.set()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60)
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         job_id = jobs.start(JOB, OWNER)
         await settled()
         record = jobs.get(job_id, OWNER)
@@ -76,7 +76,7 @@ def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str
 def test_an_unknown_or_expired_job_is_not_found() -> None:
     async def scenario() -> None:
         clock = Clock()
-        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, clock=clock)
+        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
         job_id = jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):
             jobs.get("nope", OWNER)
@@ -89,7 +89,7 @@ def test_an_unknown_or_expired_job_is_not_found() -> None:
 
 def test_another_clients_job_is_not_found() -> None:
     async def scenario() -> None:
-        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60)
+        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         job_id = jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):  # Firecrawl's answer to another team
             jobs.get(job_id, "key:b")
@@ -101,7 +101,7 @@ def test_another_clients_job_is_not_found() -> None:
 def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
     async def scenario() -> None:
         runner = Runner()
-        jobs = ExtractJobs(runner, max_jobs=2, max_running=2, ttl_s=60)
+        jobs = ExtractJobs(runner, max_jobs=2, max_running=2, ttl_s=60, max_per_owner=10)
         first, second = jobs.start(JOB, OWNER), jobs.start(JOB, OWNER)
         with pytest.raises(TooManyExtracts, match="2 extractions are unfinished"):
             jobs.start(JOB, OWNER)
@@ -115,10 +115,25 @@ def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
     asyncio.run(scenario())
 
 
+def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others() -> None:
+    async def scenario() -> None:
+        runner = Runner()
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=2)
+        jobs.start(JOB, OWNER), jobs.start(JOB, OWNER)
+        with pytest.raises(TooManyExtracts, match="2 of your extractions are unfinished"):
+            jobs.start(JOB, OWNER)
+        assert jobs.get(jobs.start(JOB, "key:b"), "key:b").status == PROCESSING
+        runner.gate.set()
+        await settled()
+        assert jobs.get(jobs.start(JOB, OWNER), OWNER)  # finished ones no longer count
+        await jobs.close()
+    asyncio.run(scenario())
+
+
 def test_at_most_max_running_run_at_once_and_close_cancels_them() -> None:
     async def scenario() -> None:
         runner = Runner()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60)
+        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         ids = [jobs.start(JOB, OWNER) for _ in range(4)]
         await settled()
         assert runner.most == 2 and all(jobs.get(i, OWNER).status == PROCESSING for i in ids)

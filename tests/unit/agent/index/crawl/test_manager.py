@@ -1,4 +1,5 @@
-"""The crawl manager's rules over the store: a job is its owner's (another client's requests are a 403)."""
+"""The crawl manager's rules over the store: a job is its owner's (another client's requests are a 403), and one
+client's unfinished jobs are capped."""
 
 import asyncio
 from collections.abc import Awaitable, Callable
@@ -8,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from agent.config import Settings
-from agent.errors import Forbidden, JobNotFound
+from agent.errors import Forbidden, JobNotFound, TooManyCrawls
 from agent.index.crawl.jobs import CANCELLED, JobStore
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
@@ -62,3 +63,15 @@ def test_a_job_stored_before_owners_stays_reachable(tmp_path: Path) -> None:
         store.create("old", BATCH_OPTIONS, 60)
         assert (await crawls.job("old", BATCH, "key:b")).owner is None
     run(tmp_path, scenario)
+
+
+def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("a1", CRAWL_OPTIONS, 60, "key:a")
+        store.create("a2", BATCH_OPTIONS, 60, "key:a")  # crawls and batches count together
+        with pytest.raises(TooManyCrawls, match="2 of your crawls and batch scrapes are unfinished"):
+            await crawls.start(BATCH_OPTIONS, "key:a")
+        assert (await crawls.job(await crawls.start(CRAWL_OPTIONS, "key:b"))).owner == "key:b"
+        store.finish("a1", CANCELLED)
+        assert (await crawls.job(await crawls.start(BATCH_OPTIONS, "key:a"))).owner == "key:a"
+    run(tmp_path, scenario, crawl_max_jobs_per_key=2)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from wisp_obs.requests import request_id
 
+from agent.core.expiring import ExpiringMap
 from agent.errors import JobNotFound, TooManyExtracts
 from agent.search.extract import ExtractJob, ExtractResult, run_extract
 from agent.services import Services
@@ -52,7 +53,7 @@ class ExtractJobs:
                  clock: Callable[[], float] = time.time) -> None:
         self._run, self._max_jobs, self._ttl_s, self._clock = run, max_jobs, ttl_s, clock
         self._max_per_owner = max_per_owner
-        self._records: dict[str, ExtractRecord] = {}  # oldest first
+        self._records: ExpiringMap[ExtractRecord] = ExpiringMap(clock)
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = asyncio.Semaphore(max_running)
 
@@ -60,7 +61,7 @@ class ExtractJobs:
         """The id of `owner`'s new job; it runs in the background. TooManyExtracts when no room is left."""
         self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        self._records[job_id] = ExtractRecord(job_id, job, owner, self._clock() + self._ttl_s)
+        self._records.put(job_id, ExtractRecord(job_id, job, owner, self._clock() + self._ttl_s))
         task = asyncio.create_task(self._finish(job_id, job))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -68,7 +69,7 @@ class ExtractJobs:
 
     def get(self, job_id: str, owner: str) -> ExtractRecord:
         """`owner`'s job's record; JobNotFound when it never was, has expired, or is another client's."""
-        self._forget_expired()
+        self._records.expire()
         record = self._records.get(job_id)
         if record is None or record.owner != owner:
             raise JobNotFound("Extract job not found")
@@ -88,11 +89,11 @@ class ExtractJobs:
                 result = ExtractResult(error=f"Internal error ({type(e).__name__}); the details are in agent-svc's "
                                              "log")
         if (record := self._records.get(job_id)) is not None:
-            self._records[job_id] = replace(record, status=FAILED if result.error else COMPLETED, result=result)
+            self._records.put(job_id, replace(record, status=FAILED if result.error else COMPLETED, result=result))
 
     def _make_room(self, owner: str) -> None:
-        self._forget_expired()
-        if sum(r.owner == owner and r.status == PROCESSING for r in self._records.values()) >= self._max_per_owner:
+        self._records.expire()
+        if sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items()) >= self._max_per_owner:
             raise TooManyExtracts(f"{self._max_per_owner} of your extractions are unfinished "
                                   "(EXTRACT_MAX_JOBS_PER_KEY): retry when one has finished")
         if len(self._records) < self._max_jobs:
@@ -101,9 +102,4 @@ class ExtractJobs:
         if finished is None:
             raise TooManyExtracts(f"{self._max_jobs} extractions are unfinished (EXTRACT_MAX_JOBS): retry when one "
                                   "has finished")
-        del self._records[finished]
-
-    def _forget_expired(self) -> None:
-        now = self._clock()
-        for job_id in [i for i, r in self._records.items() if r.expires <= now]:
-            del self._records[job_id]
+        self._records.pop(finished)

@@ -57,7 +57,7 @@ class Job:
     not_indexed: int
     index_error: str | None
     seeded: bool  # its seeds and sitemap pages are queued
-    owner: str | None  # the client that started it (an API key's id, or an address); None: started before owners
+    owner: str | None = None  # the client that started it (an API key's id, or an address); None: before owners
 
     @property
     def expired(self) -> bool:

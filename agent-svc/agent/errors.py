@@ -52,6 +52,29 @@ class Forbidden(WispError):
 
 class NotFound(WispError):
     status = 404
+
+
+class JobNotFound(NotFound):
+    """No crawl, batch scrape or extraction of that id: never started, expired, of another kind, or another
+    client's (Firecrawl answers another team's extraction as one it does not have)."""
+
+    def __init__(self, message: str = "Job not found") -> None:
+        super().__init__(message)
+
+
+class AlreadyFinished(WispError):
+    status = 409
+
+    def __init__(self, status: str) -> None:
+        super().__init__(f"Crawl is already {status}")
+
+
+class PastTimeLimit(WispError):
+    """More URLs for a job past CRAWL_MAX_DURATION_S: it would stop at once, leaving them unvisited."""
+
+    status = 409
+
+
 class InvalidRequest(BadRequest):
     """Any other body its schema refuses (scrape, crawl, ...), as Firecrawl's global zod handler answers it: code
     BAD_REQUEST, the zod issues in `details`, and as `error` the first issue's message when that issue is a
@@ -86,6 +109,20 @@ class UpstreamError(WispError):
 
     status = 502
     code = "UPSTREAM_ERROR"
+
+
+class TooManyCrawls(WispError):
+    """CRAWL_MAX_JOBS crawls and batch scrapes are unfinished."""
+
+    status = 429
+    code = "TOO_MANY_CRAWLS"
+
+
+class TooManyExtracts(WispError):
+    """EXTRACT_MAX_JOBS extractions are unfinished."""
+
+    status = 429
+    code = "TOO_MANY_EXTRACTS"
 
 
 class Unauthorized(WispError):

@@ -1,5 +1,6 @@
 """The crawl status WebSocket on a real agent-svc with a key: firecrawl-py's watcher and firecrawl-js's (Node's
-WebSocket) follow a crawl through it; unknown crawls and bad keys are refused as Firecrawl refuses them."""
+WebSocket) follow a crawl through it; unknown crawls, another key's crawls and batches, and bad keys are refused
+as Firecrawl refuses them."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ from tests.integration.conftest import agent_service
 
 KEY = "wisp-watch-key-Qe4Tn7Bv2Xc9Mz5Wd"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+OTHER_AUTH = {"Authorization": "Bearer wisp-other-key-Hs8Lp3Ry6Vn1Kd4Gf"}
 WATCH_JS = Path(__file__).parent.parent / "sdk_js" / "watch.mjs"
 
 
 @pytest.fixture(scope="module")
 def watched_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """agent-svc crawling the offline web; no semantic-svc listens, so pages are crawled but not indexed."""
-    with agent_service(stack.searx.url, tmp_path_factory.mktemp("watch"), "agent-watch", API_KEYS=KEY,
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("watch"), "agent-watch",
+                       API_KEYS=f"{KEY},{OTHER_AUTH['Authorization'].removeprefix('Bearer ')}",
                        FETCH_ALLOW_HOSTS="127.0.0.1", CRAWL_HOST_DELAY_S="0",
                        SEMANTIC_SVC_URL=f"http://127.0.0.1:{free_port()}") as agent:
         yield agent.url
@@ -157,6 +160,33 @@ async def _watch_closed(url: str) -> tuple[int, str]:
         with pytest.raises(websockets.ConnectionClosed):
             await socket.recv()
         return socket.close_code, socket.close_reason
+
+
+def test_another_keys_crawl_and_batch_are_forbidden(watched_agent: str, stack: OfflineStack) -> None:
+    crawl_id = start_slow_crawl(watched_agent, stack, limit=2)
+    page = f"{stack.web.url}/www.sqlite.org/wal.html"
+    batch_id = httpx.post(f"{watched_agent}/v2/batch/scrape", json={"urls": [page]}, headers=AUTH).json()["id"]
+    appended = httpx.post(f"{watched_agent}/v2/batch/scrape", json={"urls": [page + "?again"], "appendToId": batch_id},
+                          headers=OTHER_AUTH)
+    assert (appended.status_code, appended.json()) == (403, {"success": False, "error": "Forbidden"})
+    for method, path in [("GET", f"crawl/{crawl_id}"), ("GET", f"crawl/{crawl_id}/errors"),
+                         ("DELETE", f"crawl/{crawl_id}"), ("GET", f"batch/scrape/{batch_id}"),
+                         ("GET", f"batch/scrape/{batch_id}/errors"), ("DELETE", f"batch/scrape/{batch_id}")]:
+        answer = httpx.request(method, f"{watched_agent}/v2/{path}", headers=OTHER_AUTH)
+        assert (answer.status_code, answer.json()) == (403, {"success": False, "error": "Forbidden"}), path
+    active = httpx.get(f"{watched_agent}/v2/crawl/active", headers=OTHER_AUTH).json()
+    assert crawl_id not in [crawl["id"] for crawl in active["crawls"]]
+
+    async def watch() -> tuple[int, str]:
+        async with websockets.connect(ws_url(watched_agent, crawl_id), additional_headers=OTHER_AUTH) as socket:
+            with pytest.raises(websockets.ConnectionClosed):
+                await socket.recv()
+            return socket.close_code, socket.close_reason
+
+    code, reason = asyncio.run(watch())
+    assert (code, json.loads(reason)) == (1008, {"type": "error", "error": "Forbidden"})
+    assert finished_crawl(watched_agent, crawl_id)["status"] == "completed"  # its owner's crawl ran on
+    assert httpx.get(f"{watched_agent}/v2/batch/scrape/{batch_id}", headers=AUTH).json()["total"] == 1
 
 
 @pytest.mark.parametrize(("headers", "subprotocols", "error"), [

@@ -22,8 +22,10 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
+from agent.api.usage import client_of
+from agent.errors import Forbidden, JobNotFound
 from agent.index.crawl.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
-from agent.index.crawl.manager import Crawls, JobNotFound
+from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import CRAWL
 
 log = logging.getLogger("agent")
@@ -49,7 +51,7 @@ async def watch_crawl(websocket: WebSocket, job_id: str) -> None:
     _watching.add(websocket)
     try:
         await _watch(websocket, job_id, websocket.app.state.crawls)
-    except JobNotFound as e:
+    except (JobNotFound, Forbidden) as e:
         await _close(websocket, 1008, {"type": "error", "error": e.message})
     except WebSocketDisconnect:
         pass
@@ -62,7 +64,8 @@ async def watch_crawl(websocket: WebSocket, job_id: str) -> None:
 
 
 async def _watch(websocket: WebSocket, job_id: str, crawls: Crawls) -> None:
-    job, counts, documents = await crawls.status(job_id, CRAWL, 0, MAX_PAGE, MAX_PAGE_BYTES)
+    job, counts, documents = await crawls.status(job_id, CRAWL, 0, MAX_PAGE, MAX_PAGE_BYTES,
+                                                 client_of(websocket.scope))
     await websocket.send_json({"type": "catchup",
                                "data": status_body(job, counts, documents, 0, None, _http_base(websocket))})
     watched_running = job.status not in TERMINAL

@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, created REAL NOT NULL, expires REAL NOT NULL, status TEXT NOT NULL,
     options TEXT NOT NULL, error TEXT, indexed INTEGER NOT NULL DEFAULT 0, unchanged INTEGER NOT NULL DEFAULT 0,
     chunks INTEGER NOT NULL DEFAULT 0, not_indexed INTEGER NOT NULL DEFAULT 0, index_error TEXT,
-    seeded INTEGER NOT NULL DEFAULT 0
+    seeded INTEGER NOT NULL DEFAULT 0, owner TEXT
 );
 CREATE TABLE IF NOT EXISTS pages (
     job TEXT NOT NULL, key TEXT NOT NULL, url TEXT NOT NULL, depth INTEGER NOT NULL, state TEXT NOT NULL,
@@ -57,6 +57,7 @@ class Job:
     not_indexed: int
     index_error: str | None
     seeded: bool  # its seeds and sitemap pages are queued
+    owner: str | None = None  # the client that started it (an API key's id, or an address); None: before owners
 
     @property
     def expired(self) -> bool:
@@ -86,6 +87,8 @@ class JobStore:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; a power cut may lose the last commits
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
+        if "owner" not in {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}:  # a store of before
+            self._db.execute("ALTER TABLE jobs ADD COLUMN owner TEXT")
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="crawl-jobs")
 
     async def run(self, method: Callable[..., T], *args: Any) -> T:
@@ -106,14 +109,14 @@ class JobStore:
         self._thread.shutdown(wait=True)
         self._db.close()
 
-    def create(self, job_id: str, options: CrawlOptions, ttl_s: float) -> None:
+    def create(self, job_id: str, options: CrawlOptions, ttl_s: float, owner: str | None = None) -> None:
         now = time.time()
-        self._db.execute("INSERT INTO jobs (id, created, expires, status, options) VALUES (?, ?, ?, ?, ?)",
-                         (job_id, now, now + ttl_s, RUNNING, json.dumps(options.as_json())))
+        self._db.execute("INSERT INTO jobs (id, created, expires, status, options, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                         (job_id, now, now + ttl_s, RUNNING, json.dumps(options.as_json()), owner))
 
     def job(self, job_id: str) -> Job | None:
         row = self._db.execute("SELECT id, created, expires, status, options, error, indexed, unchanged, chunks, "
-                               "not_indexed, index_error, seeded FROM jobs WHERE id = ?", (job_id,)).fetchone()
+                               "not_indexed, index_error, seeded, owner FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             return None
         try:
@@ -121,7 +124,7 @@ class JobStore:
         except (ValueError, TypeError) as e:  # written by another version of Wisp
             options = CrawlOptions(seeds=("",), limit=1)
             row = (*row[:3], FAILED, row[4], f"its stored options could not be read ({e})", *row[6:])
-        return Job(row[0], row[1], row[2], row[3], options, *row[5:11], bool(row[11]))
+        return Job(row[0], row[1], row[2], row[3], options, *row[5:11], bool(row[11]), row[12])
 
     def running(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT id FROM jobs WHERE status = ? ORDER BY created", (RUNNING,))]
@@ -241,8 +244,12 @@ class JobStore:
                   for key, url, error, code, finished, state in rows if state == "failed"]
         return errors, [url for _, url, _, _, _, state in rows if state == "blocked"]
 
-    def unfinished(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ?", (RUNNING,)).fetchone()[0]
+    def unfinished(self, owner: str | None = None) -> int:
+        """Unfinished jobs of every client, or of `owner`'s."""
+        if owner is None:
+            return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ?", (RUNNING,)).fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM jobs WHERE status = ? AND owner = ?",
+                                (RUNNING, owner)).fetchone()[0]
 
     def expire(self) -> int:
         """Forget finished jobs past their expiry (the index keeps what they stored); a crawl still running

@@ -3,9 +3,10 @@ DELETE, resumed after a restart. They share the process's host gate (politeness,
 slots and the limits.
 
 At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
-hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds a new one
-is refused (429). A crawl that raises is marked failed with the error (status
-"failed", as Firecrawl's clients expect), never left running silently.
+hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds, or
+CRAWL_MAX_JOBS_PER_KEY of one client's, a new one is refused (429). A job is its owner's: another client's
+requests for it are refused (403, as Firecrawl answers another team's crawl). A crawl that raises is marked
+failed with the error (status "failed", as Firecrawl's clients expect), never left running silently.
 """
 
 from __future__ import annotations
@@ -17,36 +18,13 @@ from typing import Any
 
 from wisp_obs.requests import request_id
 
-from agent.errors import BadRequest, WispError
+from agent.errors import AlreadyFinished, BadRequest, Forbidden, JobNotFound, PastTimeLimit, TooManyCrawls
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
 from agent.index.crawl.scope import url_key
 
 log = logging.getLogger(__name__)
-
-
-class JobNotFound(WispError):
-    status = 404
-
-    def __init__(self, message: str = "Job not found") -> None:
-        super().__init__(message)
-
-
-class AlreadyFinished(WispError):
-    status = 409
-
-    def __init__(self, status: str) -> None:
-        super().__init__(f"Crawl is already {status}")
-
-
-class PastTimeLimit(WispError):
-    status = 409
-
-
-class TooManyCrawls(WispError):
-    status = 429
-    code = "TOO_MANY_CRAWLS"
 
 
 class Crawls:
@@ -57,18 +35,16 @@ class Crawls:
         # crawls extract in the pool searches use: they leave it at least one worker
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
 
-    async def start(self, options: CrawlOptions, append_to: str | None = None) -> str:
-        """A new job's id; with `append_to`, the seeds join that job of the same kind instead (see `append`)."""
+    async def start(self, options: CrawlOptions, owner: str, append_to: str | None = None) -> str:
+        """A new job of `owner`'s and its id; with `append_to`, the seeds join that job of the same kind and
+        owner instead (see `append`)."""
         if append_to is not None:
-            await self.append(append_to, options.kind, list(options.seeds))
+            await self.append(append_to, options.kind, list(options.seeds), owner)
             return append_to
-        settings = self.tools.settings
         await self.store.run(self.store.expire)
-        if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
-            raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
-                                "end or cancel one")
+        await self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        await self.store.run(self.store.create, job_id, options, settings.crawl_ttl_s)
+        await self.store.run(self.store.create, job_id, options, self.tools.settings.crawl_ttl_s, owner)
         self._spawn(await self.job(job_id))
         return job_id
 
@@ -86,11 +62,12 @@ class Crawls:
             log.info("resumed %d crawls: %s", len(resumed), ", ".join(resumed))
         return resumed
 
-    async def append(self, job_id: str, kind: str, urls: list[str]) -> None:
+    async def append(self, job_id: str, kind: str, urls: list[str], owner: str | None = None) -> None:
         """Queue more URLs on a running or completed job of this kind (a batch scrape's appendToId), within its
-        limit; a completed one runs again. 404 for no such job, 409 for a cancelled or failed one, or one past
-        CRAWL_MAX_DURATION_S from its start (it would stop at once, leaving the URLs unvisited)."""
-        job = await self.job(job_id, kind)
+        limit; a completed one runs again. 404 for no such job, 403 for another owner's, 409 for a cancelled or
+        failed one, or one past CRAWL_MAX_DURATION_S from its start (it would stop at once, leaving the URLs
+        unvisited)."""
+        job = await self.job(job_id, kind, owner)
         max_duration_s = self.tools.settings.crawl_max_duration_s
         if time.time() >= job.created + max_duration_s:
             raise PastTimeLimit(f"the job started more than CRAWL_MAX_DURATION_S ({max_duration_s:g} s) ago and "
@@ -104,33 +81,30 @@ class Crawls:
         if before == COMPLETED:  # its task has ended, or ends without the new pages
             self._spawn(await self.job(job_id))
 
-    async def job(self, job_id: str, kind: str | None = None) -> Job:
-        """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's)."""
-        job = _live(await self.store.run(self.store.job, job_id))
-        if kind is not None and job.options.kind != kind:
-            raise JobNotFound()
-        return job
+    async def job(self, job_id: str, kind: str | None = None, owner: str | None = None) -> Job:
+        """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's);
+        with `owner`, another client's job is Forbidden."""
+        return _checked(await self.store.run(self.store.job, job_id), kind, owner)
 
-    async def status(self, job_id: str, kind: str, skip: int, limit: int, max_bytes: int
+    async def status(self, job_id: str, kind: str, skip: int, limit: int, max_bytes: int, owner: str | None = None
                      ) -> tuple[Job, Counts, list[dict[str, Any]]]:
         """A job of this `kind`, its counts and a page of its documents: a batch's id is no crawl's, and the
         other way round."""
         snapshot = await self.store.run(self.store.snapshot, job_id, skip, limit, max_bytes)
-        if snapshot is None or snapshot[0].options.kind != kind:
-            raise JobNotFound()
-        _live(snapshot[0])
+        _checked(snapshot[0] if snapshot else None, kind, owner)
         return snapshot
 
-    async def errors(self, job_id: str, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
-        await self.job(job_id, kind)
+    async def errors(self, job_id: str, kind: str, owner: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+        await self.job(job_id, kind, owner)
         return await self.store.run(self.store.errors, job_id)
 
-    async def active(self) -> list[Job]:
-        """The running crawls (batch scrapes are not crawls)."""
-        return [job for job in await self.store.run(self.store.running_jobs) if job.options.kind == CRAWL]
+    async def active(self, owner: str | None = None) -> list[Job]:
+        """The running crawls (batch scrapes are not crawls), of every client or of `owner`'s."""
+        return [job for job in await self.store.run(self.store.running_jobs)
+                if job.options.kind == CRAWL and _owns(job, owner)]
 
-    async def cancel(self, job_id: str, kind: str) -> None:
-        job = await self.job(job_id, kind)
+    async def cancel(self, job_id: str, kind: str, owner: str | None = None) -> None:
+        job = await self.job(job_id, kind, owner)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read
         if task := self._tasks.get(job_id):
@@ -141,6 +115,17 @@ class Crawls:
         for task in self._tasks.values():
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def _make_room(self, owner: str) -> None:
+        """TooManyCrawls when all jobs, or all of `owner`'s, are taken: one client's jobs never lock out the
+        others."""
+        settings = self.tools.settings
+        if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
+            raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
+                                "end or cancel one")
+        if await self.store.run(self.store.unfinished, owner) >= settings.crawl_max_jobs_per_key:
+            raise TooManyCrawls(f"{settings.crawl_max_jobs_per_key} of your crawls and batch scrapes are unfinished "
+                                "(CRAWL_MAX_JOBS_PER_KEY): wait for one to end or cancel one")
 
     def _spawn(self, job: Job) -> None:
         task = asyncio.create_task(self._run(job), name=f"crawl-{job.id}")
@@ -159,9 +144,17 @@ class Crawls:
                 await self.store.run(self.store.finish, job.id, FAILED, f"{type(e).__name__}: {e}")
 
 
-def _live(job: Job | None) -> Job:
-    if job is None:
+def _checked(job: Job | None, kind: str | None, owner: str | None) -> Job:
+    """The job if it is live, of `kind` and `owner`'s (either None: any)."""
+    if job is None or (kind is not None and job.options.kind != kind):
         raise JobNotFound()
     if job.expired and job.status in TERMINAL:
         raise JobNotFound("Job expired")
+    if not _owns(job, owner):
+        raise Forbidden("Forbidden")  # Firecrawl's answer to another team's crawl or batch
     return job
+
+
+def _owns(job: Job, owner: str | None) -> bool:
+    # a job stored before jobs had owners (None) stays everyone's until it expires
+    return owner is None or job.owner in (None, owner)

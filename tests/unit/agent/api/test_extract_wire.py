@@ -100,7 +100,7 @@ def test_the_started_body_lists_invalid_urls_only_when_there_are_some() -> None:
 
 def record(status: str, result: ExtractResult | None = None, show_sources: bool = True) -> ExtractRecord:
     return ExtractRecord("id1", ExtractJob(("https://a.test/",), (), "p", None, show_sources=show_sources),
-                         1_800_000_000.0, status, result)
+                         "key:a", 1_800_000_000.0, status, result)
 
 
 def test_the_status_of_a_job_at_each_stage() -> None:

@@ -55,6 +55,13 @@ def test_a_document_over_the_whole_budget_or_without_an_id_is_not_kept() -> None
     assert nothing.get(ID.format(1)) is None
 
 
+def test_no_time_to_keep_them_keeps_none() -> None:
+    kept = RecentScrapes(10, 10_000, ttl_s=0)  # SCRAPE_KEEP_S=0: the documented way to keep no scrape
+    for n in (1, 2, 3):
+        kept.put("key:a", document(n))
+    assert len(kept) == 0
+
+
 def test_another_clients_id_is_not_taken_over_and_the_owner_may_replace_it() -> None:
     kept = RecentScrapes(10, 10_000, ttl_s=60)
     kept.put("key:a", document(1, "mine"))
@@ -65,3 +72,14 @@ def test_another_clients_id_is_not_taken_over_and_the_owner_may_replace_it() -> 
     kept.put("key:a", document(2))
     kept.put("key:a", document(3))
     assert all(kept.get(ID.format(n)) for n in (1, 2, 3))  # the replaced one's bytes were given back
+
+
+def test_expired_documents_give_their_bytes_back() -> None:
+    clock = Clock()
+    kept = RecentScrapes(10, 2 * size(document(1)), ttl_s=60, clock=clock)
+    kept.put("key:a", document(1))
+    kept.put("key:a", document(2))
+    clock.now = 60
+    kept.put("key:b", document(1))  # the expired one of that id is no longer key:a's
+    kept.put("key:b", document(3))
+    assert kept.get(ID.format(1)).owner == "key:b" and kept.get(ID.format(3)) is not None and len(kept) == 2

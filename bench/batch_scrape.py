@@ -14,7 +14,7 @@ The pages are the first `--urls` of the sites file's pages in path order (sites-
 scrapes the same ones.
 
     .venv/bin/python bench/batch_scrape.py [--sites tests/fixtures/sites-mini.tsv] [--urls 80] [--repeats 2] \
-        [--host-concurrency 8] [--out bench/results/batch_scrape.json]
+        [--host-concurrency 8] [--site-delay-ms 150] [--out bench/results/batch_scrape.json]
 """
 
 from __future__ import annotations
@@ -74,13 +74,16 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=80)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--host-concurrency", type=int, default=8)
+    parser.add_argument("--site-delay-ms", type=int, default=0,
+                        help="each page's answer held this long (the offline web's ?delay_ms=), as a real site's")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "batch_scrape.json")
     args = parser.parse_args()
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="wisp-batch-bench-") as tmp:
         workdir = Path(tmp)
         with offline_search_stack(args.sites, workdir) as offline:
-            urls = page_urls(offline.web.url, args.sites, offline.web.cache, args.urls)
+            urls = [f"{url}?delay_ms={args.site_delay_ms}" if args.site_delay_ms else url
+                    for url in page_urls(offline.web.url, args.sites, offline.web.cache, args.urls)]
             runs = [("batch", "2"), ("batch", str(args.host_concurrency)), ("sequential /v2/scrape", "2")]
             for host_concurrency in dict.fromkeys(h for _, h in runs):
                 env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1", "CRAWL_HOST_DELAY_S": "0",
@@ -96,9 +99,11 @@ def main() -> None:
                             run = batch if how == "batch" else sequential
                             rows.append({"how": how, "host_concurrency": int(hc), "repeat": repeat,
                                          "urls": len(urls), **run(client, agent.url, urls)})
+    print(f"\npages answering after {args.site_delay_ms} ms")
     print_table(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"urls": args.urls, "repeats": args.repeats, "rows": rows}, indent=1))
+    args.out.write_text(json.dumps({"urls": args.urls, "repeats": args.repeats, "site_delay_ms": args.site_delay_ms,
+                                    "rows": rows}, indent=1))
     print(f"results: {args.out}")
 
 

@@ -35,9 +35,9 @@ def page_ask(item: dict[str, Any]) -> PageAsk:
         if not isinstance(question, str) or not question.strip() or len(question) > MAX_PROMPT_CHARS:
             raise BadRequest(f"a question format needs `question`, a string of 1–{MAX_PROMPT_CHARS} characters")
         return PageAsk("question", prompt=question)
-    schema, prompt = item.get("schema"), item.get("prompt")
-    if schema is None and not isinstance(prompt, str):
-        raise BadRequest("a json format needs a `schema` or a `prompt`")
+    schema, prompt = item.get("schema"), item.get("prompt")  # neither: the page's data as a JSON object, as upstream
+    if prompt is not None and not isinstance(prompt, str):
+        raise BadRequest("a json format's `prompt` must be a string")
     if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
         raise BadRequest(f"a json format's `prompt` is longer than {MAX_PROMPT_CHARS} characters")
     return PageAsk("json", checked_schema(schema) if schema is not None else None,

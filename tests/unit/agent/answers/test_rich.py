@@ -12,7 +12,7 @@ from agent.answers.structured import checked_schema
 from agent.api.firecrawl import V2SearchRequest, parse_request
 from agent.api.streaming import search_events
 from agent.core.outcome import CheckedClaim
-from agent.core.query import SearchQuery
+from agent.core.query import PageAsk, SearchQuery
 from agent.errors import BadRequest
 from agent.search.service import prepared, run_search
 
@@ -255,11 +255,18 @@ def test_a_page_format_the_llm_fails_leaves_its_key_out_with_a_warning() -> None
 
 
 @pytest.mark.parametrize(("item", "problem"), [({"type": "question"}, "needs `question`"),
-                                               ({"type": "json"}, "needs a `schema` or a `prompt`"),
+                                               ({"type": "json", "prompt": 3}, "must be a string"),
                                                ({"type": "json", "schema": {"type": "objekt"}}, "not a valid")])
 def test_a_bad_page_format_is_a_400(item, problem) -> None:
     with pytest.raises(BadRequest, match=problem):
         parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": [item]}}).encode(), V2SearchRequest)
+
+
+def test_a_json_format_with_neither_schema_nor_prompt_asks_for_the_pages_data() -> None:
+    # firecrawl-mcp sends exactly this when an agent names the json format without jsonOptions
+    query = parse_request(json.dumps({"query": "q", "scrapeOptions": {"formats": ["json"]}}).encode(),
+                          V2SearchRequest)
+    assert query.page_asks == (PageAsk("json"),)
 
 
 def test_a_schema_whose_ref_cannot_be_resolved_gives_null_json_not_an_error() -> None:

@@ -67,7 +67,7 @@ def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
     ({"url": "http://docs.test:99999/"}, "invalid url"),
     ({"formats": ["pdf"]}, "unknown formats ['pdf']"),
     ({"formats": ["markdown"] * (MAX_FORMATS + 1)}, f"at most {MAX_FORMATS}"),
-    ({"formats": [{"type": "json"}]}, "needs a `schema` or a `prompt`"),
+    ({"formats": [{"type": "json", "prompt": ["a"]}]}, "must be a string"),
     ({"formats": ["summary", {"type": "summary"}]}, "at most once each"),
     ({"formats": [7]}, 'each item must be a string or an object with a string "type"'),
 ])

@@ -147,8 +147,7 @@ class Settings(BaseSettings):
     crawl_max_jobs: int = Field(20, ge=1, le=10_000, description="Unfinished crawls allowed at once; beyond them "
                                 "a new crawl is a 429")
     crawl_max_jobs_per_key: int = Field(5, ge=1, le=10_000, description="Unfinished crawls and batch scrapes one "
-                                        "client (API key, or address when keyless) may have; beyond them its new one "
-                                        "is a 429")
+                                        "API key may have; beyond them its new one is a 429 (keyless: no such bound)")
     crawl_max_duration_s: float = Field(21_600.0, gt=0, description="A crawl stops this long after it started, "
                                         "resumed runs included, and says how many pages it left")
     crawl_ttl_s: float = Field(86_400.0, gt=0, description="How long a crawl's status and documents are kept "
@@ -179,9 +178,8 @@ class Settings(BaseSettings):
                                  "(its expiresAt), in memory: a restart forgets them")
     extract_max_jobs: int = Field(100, ge=1, le=100_000, description="Extractions kept at once; when all are "
                                   "unfinished a new one is a 429")
-    extract_max_jobs_per_key: int = Field(10, ge=1, le=100_000, description="Unfinished extractions one client "
-                                          "(API key, or address when keyless) may have; beyond them its new one is a "
-                                          "429")
+    extract_max_jobs_per_key: int = Field(10, ge=1, le=100_000, description="Unfinished extractions one API key may "
+                                          "have; beyond them its new one is a 429 (keyless: no such bound)")
     extract_max_running: int = Field(2, ge=1, le=32, description="Extractions running at once; the others wait "
                                      "(processing)")
     # /v2/map and /v1/map

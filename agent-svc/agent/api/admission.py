@@ -22,6 +22,7 @@ from agent.errors import RateLimited
 from agent.ranking.modes import MODES
 
 WINDOW_S = 60.0
+KEY_CLIENT = "key:"  # the prefix of a client named by its API key (auth.py); a keyless one is "addr:…"
 CLIENT = "wisp.client"  # scope keys the gate sets: who calls, and what to free when the response is done
 RELEASES = "wisp.releases"
 # an MCP session's messages are not counted: the tool calls among them reach /v2 in-process, and are counted there

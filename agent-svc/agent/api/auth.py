@@ -21,7 +21,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent.api.admission import CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
+from agent.api.admission import CLIENT, KEY_CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
 from agent.api.firecrawl import error_body
 from agent.config import Settings
 from agent.errors import Unauthorized, WispError
@@ -64,7 +64,8 @@ class KeyRing:
     """The accepted keys, checked in constant time."""
 
     def __init__(self, keys: Iterable[str]) -> None:
-        self._keys = [(hashlib.sha256(key.encode()).digest(), f"key:{key_id(key)}") for key in dict.fromkeys(keys)]
+        self._keys = [(hashlib.sha256(key.encode()).digest(), f"{KEY_CLIENT}{key_id(key)}")
+                      for key in dict.fromkeys(keys)]
 
     def ids(self) -> list[str]:
         return [client for _, client in self._keys]

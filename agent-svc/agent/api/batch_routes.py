@@ -16,7 +16,7 @@ from agent.api.batch_wire import (
 from agent.api.crawl_routes import api_base_url
 from agent.api.crawl_wire import MAX_PAGE_BYTES, paging
 from agent.api.firecrawl import read_request
-from agent.api.usage import client_of
+from agent.api.usage import owner_of
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import BATCH
 
@@ -41,7 +41,7 @@ async def _started(request: Request, body: BatchScrapeRequest | V1BatchScrapeReq
     crawls = _crawls(request)
     settings = crawls.tools.settings
     batch = body.to_batch(settings.scrape_timeout_s, settings.batch_max_urls)
-    job_id = await crawls.start(batch.options, client_of(request.scope), batch.append_to)
+    job_id = await crawls.start(batch.options, owner_of(request.scope), batch.append_to)
     return JSONResponse(started_body(job_id, api_base_url(request), batch.invalid))
 
 
@@ -50,19 +50,19 @@ async def _started(request: Request, body: BatchScrapeRequest | V1BatchScrapeReq
 async def batch_scrape_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
     job, counts, documents = await _crawls(request).status(job_id, BATCH, skip, limit, MAX_PAGE_BYTES,
-                                                        client_of(request.scope))
+                                                        owner_of(request.scope))
     return JSONResponse(batch_status_body(job, counts, documents, skip, asked, api_base_url(request)))
 
 
 @router.delete("/v2/batch/scrape/{job_id}")
 @router.delete("/v1/batch/scrape/{job_id}")
 async def cancel_batch_scrape(job_id: str, request: Request) -> JSONResponse:
-    await _crawls(request).cancel(job_id, BATCH, client_of(request.scope))
+    await _crawls(request).cancel(job_id, BATCH, owner_of(request.scope))
     return JSONResponse({"status": "cancelled"})
 
 
 @router.get("/v2/batch/scrape/{job_id}/errors")
 @router.get("/v1/batch/scrape/{job_id}/errors")
 async def batch_scrape_errors(job_id: str, request: Request) -> JSONResponse:
-    errors, robots_blocked = await _crawls(request).errors(job_id, BATCH, client_of(request.scope))
+    errors, robots_blocked = await _crawls(request).errors(job_id, BATCH, owner_of(request.scope))
     return JSONResponse(batch_errors_body(job_id, errors, robots_blocked))

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.api.firecrawl import read_request
-from agent.api.usage import client_of
+from agent.api.usage import owner_of
 from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import CRAWL, CrawlRequest, V1CrawlRequest
@@ -34,7 +34,7 @@ async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
     model = V1CrawlRequest if api_version(request) == "v1" else CrawlRequest
     options = (await read_request(request, model)).to_options(crawls.tools.settings.crawl_max_pages)
-    return JSONResponse(started_body(await crawls.start(options, client_of(request.scope)), api_base_url(request)))
+    return JSONResponse(started_body(await crawls.start(options, owner_of(request.scope)), api_base_url(request)))
 
 
 @router.get("/v2/crawl/active")
@@ -42,7 +42,7 @@ async def start_crawl(request: Request) -> JSONResponse:
 @router.get("/v1/crawl/active")
 @router.get("/v1/crawl/ongoing")
 async def active_crawls(request: Request) -> JSONResponse:
-    return JSONResponse(active_body(await _crawls(request).active(client_of(request.scope)), api_version(request)))
+    return JSONResponse(active_body(await _crawls(request).active(owner_of(request.scope)), api_version(request)))
 
 
 @router.get("/v2/crawl/{job_id}")
@@ -50,21 +50,21 @@ async def active_crawls(request: Request) -> JSONResponse:
 async def crawl_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
     job, counts, documents = await _crawls(request).status(job_id, CRAWL, skip, limit, MAX_PAGE_BYTES,
-                                                        client_of(request.scope))
+                                                        owner_of(request.scope))
     return JSONResponse(status_body(job, counts, documents, skip, asked, api_base_url(request)))
 
 
 @router.delete("/v2/crawl/{job_id}")
 @router.delete("/v1/crawl/{job_id}")
 async def cancel_crawl(job_id: str, request: Request) -> JSONResponse:
-    await _crawls(request).cancel(job_id, CRAWL, client_of(request.scope))
+    await _crawls(request).cancel(job_id, CRAWL, owner_of(request.scope))
     return JSONResponse({"status": "cancelled"})
 
 
 @router.get("/v2/crawl/{job_id}/errors")
 @router.get("/v1/crawl/{job_id}/errors")
 async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
-    errors, robots_blocked = await _crawls(request).errors(job_id, CRAWL, client_of(request.scope))
+    errors, robots_blocked = await _crawls(request).errors(job_id, CRAWL, owner_of(request.scope))
     return JSONResponse(errors_body(job_id, errors, robots_blocked))
 
 

@@ -22,7 +22,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
-from agent.api.usage import client_of
+from agent.api.usage import owner_of
 from agent.errors import Forbidden, JobNotFound
 from agent.index.crawl.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
 from agent.index.crawl.manager import Crawls
@@ -65,7 +65,7 @@ async def watch_crawl(websocket: WebSocket, job_id: str) -> None:
 
 async def _watch(websocket: WebSocket, job_id: str, crawls: Crawls) -> None:
     job, counts, documents = await crawls.status(job_id, CRAWL, 0, MAX_PAGE, MAX_PAGE_BYTES,
-                                                 client_of(websocket.scope))
+                                                 owner_of(websocket.scope))
     await websocket.send_json({"type": "catchup",
                                "data": status_body(job, counts, documents, 0, None, _http_base(websocket))})
     watched_running = job.status not in TERMINAL

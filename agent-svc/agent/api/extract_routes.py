@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from agent.api.admission import admit_costly
 from agent.api.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
 from agent.api.firecrawl import read_request
-from agent.api.usage import client_of
+from agent.api.usage import owner_of
 from agent.search.extract_jobs import ExtractJobs
 
 router = APIRouter()
@@ -29,12 +29,12 @@ async def start_extract_v1(request: Request) -> JSONResponse:
 
 
 async def _started(request: Request, body: ExtractRequest) -> JSONResponse:
-    admit_costly(request)  # counted as a scrape is: pages read and the LLM asked (in the background)
+    admit_costly(request)  # the start only: the jobs themselves are bounded by EXTRACT_MAX_JOBS(_PER_KEY)
     job, invalid = body.to_job(request.app.state.services.settings)
-    return JSONResponse(started_body(_extracts(request).start(job, client_of(request.scope)), invalid))
+    return JSONResponse(started_body(_extracts(request).start(job, owner_of(request.scope)), invalid))
 
 
 @router.get("/v2/extract/{job_id}")
 @router.get("/v1/extract/{job_id}")
 async def extract_status(job_id: str, request: Request) -> JSONResponse:
-    return JSONResponse(status_body(_extracts(request).get(job_id, client_of(request.scope))))
+    return JSONResponse(status_body(_extracts(request).get(job_id, owner_of(request.scope))))

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from agent.api.admission import admit_costly
 from agent.api.firecrawl import read_request
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
-from agent.api.usage import client_of
+from agent.api.usage import owner_of
 from agent.errors import BadRequest, Forbidden, NotFound
 from agent.search.recent import RecentScrapes
 from agent.search.scrape import scrape
@@ -33,7 +33,7 @@ async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> J
     admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
     document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
-    _recent(request).put(client_of(request.scope), document)
+    _recent(request).put(owner_of(request.scope), document)
     return JSONResponse({"success": True, "data": document})
 
 
@@ -45,7 +45,7 @@ async def scraped_document(scrape_id: str, request: Request) -> JSONResponse:
     kept = _recent(request).get(scrape_id)
     if kept is None:
         raise NotFound("Job not found.")  # Firecrawl's wording; also once SCRAPE_KEEP_S has passed
-    if kept.owner != client_of(request.scope):
+    if kept.owner != owner_of(request.scope):
         raise Forbidden("You are not allowed to access this resource.")
     return JSONResponse({"success": True, "data": kept.document})
 

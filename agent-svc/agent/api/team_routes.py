@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent.api.admission import KEY_CLIENT
 from agent.api.usage import ClientUsage, Usage, client_of
 from agent.core.dates import iso_instant
 
@@ -48,7 +49,7 @@ async def credit_usage_historical(request: Request) -> JSONResponse:
     client = client_of(request.scope)
     return JSONResponse({"success": True, "periods": [{
         "startDate": iso_instant(usage.started), "endDate": None,
-        "apiKey": client if by_key and client.startswith("key:") else None, "creditsUsed": mine.credits}]})
+        "apiKey": client if by_key and client.startswith(KEY_CLIENT) else None, "creditsUsed": mine.credits}]})
 
 
 @router.get("/v2/team/token-usage/historical")

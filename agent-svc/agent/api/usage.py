@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.api.admission import CLIENT, caller, starts_work
+from agent.api.admission import CLIENT, KEY_CLIENT, caller, starts_work
 
 
 @dataclass
@@ -88,3 +88,10 @@ class Metering:
 def client_of(scope: Scope) -> str:
     """The client the gate named, or the caller's address where no gate runs (keyless and unlimited)."""
     return scope.get(CLIENT) or caller(scope)
+
+
+def owner_of(scope: Scope) -> str | None:
+    """Whose the jobs and kept scrapes a request makes are: its API key's; None when keys are off, where they are
+    everyone's, as on a keyless Firecrawl (an address is no identity: one client polls from several)."""
+    client = client_of(scope)
+    return client if client.startswith(KEY_CLIENT) else None

@@ -42,7 +42,7 @@ def extract_jobs(services: Services) -> ExtractJobs:
 class ExtractRecord:
     id: str
     job: ExtractJob
-    owner: str  # the client that started it (an API key's id, or an address)
+    owner: str | None  # the API key that started it; None when keys are off (everyone's)
     expires: float  # time.time() when it is forgotten
     status: str = PROCESSING
     result: ExtractResult | None = None
@@ -57,7 +57,7 @@ class ExtractJobs:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = asyncio.Semaphore(max_running)
 
-    def start(self, job: ExtractJob, owner: str) -> str:
+    def start(self, job: ExtractJob, owner: str | None) -> str:
         """The id of `owner`'s new job; it runs in the background. TooManyExtracts when no room is left."""
         self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
@@ -67,7 +67,7 @@ class ExtractJobs:
         task.add_done_callback(self._tasks.discard)
         return job_id
 
-    def get(self, job_id: str, owner: str) -> ExtractRecord:
+    def get(self, job_id: str, owner: str | None) -> ExtractRecord:
         """`owner`'s job's record; JobNotFound when it never was, has expired, or is another client's."""
         self._records.expire()
         record = self._records.get(job_id)
@@ -91,9 +91,10 @@ class ExtractJobs:
         if (record := self._records.get(job_id)) is not None:
             self._records.put(job_id, replace(record, status=FAILED if result.error else COMPLETED, result=result))
 
-    def _make_room(self, owner: str) -> None:
+    def _make_room(self, owner: str | None) -> None:
         self._records.expire()
-        if sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items()) >= self._max_per_owner:
+        running = sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items())
+        if owner is not None and running >= self._max_per_owner:
             raise TooManyExtracts(f"{self._max_per_owner} of your extractions are unfinished "
                                   "(EXTRACT_MAX_JOBS_PER_KEY): retry when one has finished")
         if len(self._records) < self._max_jobs:

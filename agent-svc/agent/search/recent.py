@@ -14,7 +14,7 @@ from agent.core.expiring import ExpiringMap
 
 @dataclass(frozen=True)
 class Kept:
-    owner: str  # the client that scraped it (an API key's id, or an address)
+    owner: str | None  # the API key that scraped it; None when keys are off (everyone's)
     expires: float
     size: int
     document: dict[str, Any]
@@ -28,7 +28,7 @@ class RecentScrapes:
         self._kept: ExpiringMap[Kept] = ExpiringMap(clock)
         self._bytes = 0
 
-    def put(self, owner: str, document: dict[str, Any]) -> None:
+    def put(self, owner: str | None, document: dict[str, Any]) -> None:
         """Keep a scrape's Document under its scrapeId; with no time to keep it (SCRAPE_KEEP_S=0), or larger than
         the whole budget, it is not kept, and an id another client's Document holds is not taken over."""
         scrape_id = document.get("metadata", {}).get("scrapeId")

@@ -57,7 +57,7 @@ class Job:
     not_indexed: int
     index_error: str | None
     seeded: bool  # its seeds and sitemap pages are queued
-    owner: str | None = None  # the client that started it (an API key's id, or an address); None: before owners
+    owner: str | None = None  # the API key that started it; None: keys off, or stored before owners (everyone's)
 
     @property
     def expired(self) -> bool:

@@ -35,7 +35,7 @@ class Crawls:
         # crawls extract in the pool searches use: they leave it at least one worker
         self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
 
-    async def start(self, options: CrawlOptions, owner: str, append_to: str | None = None) -> str:
+    async def start(self, options: CrawlOptions, owner: str | None, append_to: str | None = None) -> str:
         """A new job of `owner`'s and its id; with `append_to`, the seeds join that job of the same kind and
         owner instead (see `append`)."""
         if append_to is not None:
@@ -116,14 +116,15 @@ class Crawls:
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
-    async def _make_room(self, owner: str) -> None:
-        """TooManyCrawls when all jobs, or all of `owner`'s, are taken: one client's jobs never lock out the
-        others."""
+    async def _make_room(self, owner: str | None) -> None:
+        """TooManyCrawls when all jobs, or all of `owner`'s, are taken: one key's jobs never lock out the others
+        (keyless, every job is everyone's: only the global bound applies)."""
         settings = self.tools.settings
         if await self.store.run(self.store.unfinished) >= settings.crawl_max_jobs:
             raise TooManyCrawls(f"{settings.crawl_max_jobs} crawls are unfinished (CRAWL_MAX_JOBS): wait for one to "
                                 "end or cancel one")
-        if await self.store.run(self.store.unfinished, owner) >= settings.crawl_max_jobs_per_key:
+        if owner is not None and (
+                await self.store.run(self.store.unfinished, owner) >= settings.crawl_max_jobs_per_key):
             raise TooManyCrawls(f"{settings.crawl_max_jobs_per_key} of your crawls and batch scrapes are unfinished "
                                 "(CRAWL_MAX_JOBS_PER_KEY): wait for one to end or cancel one")
 

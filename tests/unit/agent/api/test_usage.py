@@ -3,7 +3,7 @@ import asyncio
 import pytest
 
 from agent.api.admission import CLIENT
-from agent.api.usage import Metering, Usage, client_of
+from agent.api.usage import Metering, Usage, client_of, owner_of
 
 
 class Inner:
@@ -61,6 +61,13 @@ def test_keyless_clients_are_counted_by_address() -> None:
     usage = Usage()
     call(Metering(Inner(usage), usage), client=None)
     assert usage.of("addr:10.0.0.7").credits == 1
+
+
+def test_jobs_are_a_keys_and_keyless_ones_everyones() -> None:
+    # an address is no identity: a keyless client that starts a crawl from one host may poll it from another
+    assert owner_of({"type": "http", CLIENT: "key:ab12", "client": ("10.0.0.1", 1)}) == "key:ab12"
+    assert owner_of({"type": "http", CLIENT: "addr:10.0.0.1", "client": ("10.0.0.1", 1)}) is None
+    assert owner_of({"type": "http", "client": ("10.0.0.1", 1)}) is None
 
 
 def test_past_its_bound_the_least_recent_idle_client_is_forgotten() -> None:

@@ -81,6 +81,15 @@ def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others(tmp_pa
     run(tmp_path, scenario, crawl_max_jobs_per_key=2)
 
 
+def test_keyless_jobs_are_everyones_and_no_per_key_bound_applies(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        store.create("a", BATCH_OPTIONS, 60)  # started keyless: nobody's, so everyone's
+        started = await crawls.start(CRAWL_OPTIONS, None)  # a per-key bound of 1 would refuse it
+        assert (await crawls.job(started, CRAWL, None)).owner is None
+        assert (await crawls.job("a", BATCH, None)).id == "a" and (await crawls.job("a", BATCH, "key:b")).id == "a"
+    run(tmp_path, scenario, crawl_max_jobs_per_key=1)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[JobStore]:
     jobs = JobStore(str(tmp_path / "crawls.sqlite"))

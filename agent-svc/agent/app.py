@@ -23,6 +23,7 @@ from agent.api import (
     extract_routes,
     index_routes,
     map_routes,
+    openai_routes,
     scrape_routes,
     team_routes,
 )
@@ -130,8 +131,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         outcome = await run_search(query, request.app.state.services)
         return JSONResponse(v1_response(outcome))
 
-    for routes in (batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes, scrape_routes,
-                   team_routes):
+    for routes in (batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes, openai_routes,
+                   scrape_routes, team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")

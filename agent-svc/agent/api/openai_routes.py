@@ -1,0 +1,78 @@
+"""HTTP routes of the OpenAI-compatible answer models: `GET /v1/models` and `POST /v1/chat/completions`, with or
+without `stream`. Errors on these routes take OpenAI's shape, which OpenAI's clients read, not Firecrawl's."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from agent.api.admission import admit_search
+from agent.api.firecrawl import read_request
+from agent.api.openai_wire import (
+    DONE,
+    ChatRequest,
+    chunk,
+    completion,
+    completion_id,
+    content_of,
+    error_body,
+    error_event,
+    models,
+    search_fields,
+)
+from agent.api.streaming import answer_stream
+from agent.core.query import SearchQuery
+from agent.errors import InvalidRequestBody, WispError
+from agent.search.chat import run_chat
+from agent.search.service import prepared
+from agent.services import Services
+
+log = logging.getLogger("agent")
+router = APIRouter()
+
+
+@router.get("/v1/models")
+async def list_models() -> JSONResponse:
+    return JSONResponse(models())
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    try:
+        body = await read_request(request, ChatRequest, InvalidRequestBody)
+        services: Services = request.app.state.services
+        query = prepared(body.to_query(), services.settings)
+        admit_search(request, query)
+        if body.stream:
+            return StreamingResponse(_chunks(body, query, services), media_type="text/event-stream")
+        outcome = await run_chat(query, body.turns(), services)
+    except WispError as e:
+        return JSONResponse(error_body(e), status_code=e.status, headers=e.headers())
+    return JSONResponse(completion(outcome, body, completion_id()))
+
+
+async def _chunks(body: ChatRequest, query: SearchQuery, services: Services) -> AsyncIterator[bytes]:
+    """OpenAI's chunks: the role, the answer's text as the model writes it, then a last chunk with the finish
+    reason and Sonar's search fields (with a response_format, the JSON comes whole in it), then [DONE]."""
+    id_ = completion_id()
+    yield chunk(body, id_, {"role": "assistant", "content": ""})
+    written = False
+    try:
+        async for piece in answer_stream(lambda on_text: run_chat(query, body.turns(), services, on_text)):
+            if isinstance(piece, str):
+                written = True
+                if not query.output_schema:
+                    yield chunk(body, id_, {"content": piece})
+                continue
+            rest = "" if written and not query.output_schema else content_of(piece, body)
+            yield chunk(body, id_, {"content": rest} if rest else {}, "stop", **search_fields(piece, body))
+    except WispError as e:
+        yield error_event(e)
+    except Exception as e:  # as app.py's handler of the unexpected: logged, and an error object, not a trace
+        log.exception("unhandled error in a streamed chat completion")
+        failure = WispError(f"Internal server error ({type(e).__name__}); the details are in agent-svc's log")
+        yield error_event(failure)
+    yield DONE

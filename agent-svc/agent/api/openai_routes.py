@@ -22,6 +22,7 @@ from agent.api.openai_wire import (
     error_event,
     models,
     search_fields,
+    usage,
 )
 from agent.api.streaming import answer_stream
 from agent.core.query import SearchQuery
@@ -56,19 +57,21 @@ async def chat_completions(request: Request) -> Response:
 
 async def _chunks(body: ChatRequest, query: SearchQuery, services: Services) -> AsyncIterator[bytes]:
     """OpenAI's chunks: the role, the answer's text as the model writes it, then a last chunk with the finish
-    reason and Sonar's search fields (with a response_format, the JSON comes whole in it), then [DONE]."""
+    reason, Sonar's search fields and the usage, as Sonar ends its stream (with a response_format, the JSON comes
+    whole in it), then [DONE]."""
     id_ = completion_id()
     yield chunk(body, id_, {"role": "assistant", "content": ""})
-    written = False
+    written: list[str] = []
     try:
         async for piece in answer_stream(lambda on_text: run_chat(query, body.turns(), services, on_text)):
             if isinstance(piece, str):
-                written = True
+                written.append(piece)
                 if not query.output_schema:
                     yield chunk(body, id_, {"content": piece})
                 continue
             rest = "" if written and not query.output_schema else content_of(piece, body)
-            yield chunk(body, id_, {"content": rest} if rest else {}, "stop", **search_fields(piece, body))
+            yield chunk(body, id_, {"content": rest} if rest else {}, "stop", **search_fields(piece, body),
+                        usage=usage(body, rest or "".join(written)))
     except WispError as e:
         yield error_event(e)
     except Exception as e:  # as app.py's handler of the unexpected: logged, and an error object, not a trace

@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 
 from agent.api import openai_routes
 from agent.api.openai_wire import ChatRequest
+from agent.app import create_app
+from agent.config import Settings
 
 from ..answers.test_rich import PAGES, URL, FakeLLM
 from ..fake_searxng import FakeSearxng, FakeSemantic
@@ -82,7 +84,7 @@ def test_a_stream_parses_with_the_sdk_and_ends_with_sonars_fields() -> None:
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == ANSWER
     last = chunks[-1]
     assert last.choices[0].finish_reason == "stop" and last.model_extra["citations"][0] == URL(0)
-    assert last.model_extra["claims"][0]["supported"] is True
+    assert last.model_extra["claims"][0]["supported"] is True and last.usage.completion_tokens > 0
 
 
 def test_the_sdks_stream_helper_accumulates_the_answer() -> None:
@@ -141,3 +143,8 @@ def test_sonars_search_fields_shape_the_query() -> None:
     assert (query.exclude_domains, query.tbs, query.categories, query.limit) == (["example.com"], "qdr:w",
                                                                                   ["research"], 10)
     assert (query.retrieval_mode, query.search_type) == ("hybrid", "rich")
+
+
+def test_the_service_serves_both_routes_beside_firecrawls_v1() -> None:
+    paths = create_app(Settings()).openapi()["paths"]
+    assert set(paths["/v1/chat/completions"]) == {"post"} and set(paths["/v1/models"]) == {"get"}

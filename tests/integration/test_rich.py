@@ -5,6 +5,7 @@ JSON, the fallbacks), not wording, and give it deadlines that a loaded 2-core ma
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import jsonschema
 import pytest
 from conftest import agent_service
 from firecrawl import Firecrawl
+from openai import AsyncOpenAI, OpenAI
 from test_sdk_js import run_js
 
 from offline_web.processes import free_port
@@ -130,3 +132,28 @@ def test_a_json_page_format_through_the_real_llm(rich_agents: dict[str, str]) ->
     else:
         assert "page formats failed" in body["warning"]
     assert item["metadata"]["statusCode"] == 200
+
+
+def test_the_openai_sdk_gets_a_cited_answer_from_the_real_llm(rich_agents: dict[str, str]) -> None:
+    client = OpenAI(base_url=rich_agents["rich"] + "/v1", api_key="any", timeout=HTTP_TIMEOUT_S)
+    assert {model.id for model in client.models.list()} >= {"wisp", "wisp-fast", "wisp-vector"}
+    reply = client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUERY}])
+    extra = reply.model_extra or {}
+    assert reply.choices[0].message.content and reply.choices[0].finish_reason == "stop"
+    assert extra["citations"] and len(extra["search_results"]) == len(extra["citations"])
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", reply.choices[0].message.content)}
+    assert markers <= set(range(1, len(extra["citations"]) + 1))  # every marker points at a citation
+    assert all("supported" in claim for claim in extra["claims"])
+
+
+def test_the_openai_sdk_streams_the_real_llms_answer(rich_agents: dict[str, str]) -> None:
+    client = AsyncOpenAI(base_url=rich_agents["rich"] + "/v1", api_key="any", timeout=HTTP_TIMEOUT_S)
+
+    async def streamed() -> list:
+        stream = await client.chat.completions.create(
+            model="wisp-fast", messages=[{"role": "user", "content": QUERY}], stream=True)
+        return [chunk async for chunk in stream]
+    chunks = asyncio.run(streamed())
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert text and chunks[-1].choices[0].finish_reason == "stop"
+    assert (chunks[-1].model_extra or {}).get("citations")

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from wisp_obs.requests import request_id
+from wisp_text.markdown import unescaped
 
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
@@ -103,7 +104,7 @@ class TavilyExtractRequest(BaseModel):
 def search_response(outcome: SearchOutcome, body: TavilySearchRequest, elapsed_s: float) -> dict[str, Any]:
     """Tavily's search answer from Wisp's outcome."""
     hits = next((hits for name, hits in outcome.buckets.items() if name != IMAGES_SOURCE), [])
-    results = [_result(outcome, hit, position, len(hits), bool(body.include_raw_content))
+    results = [_result(outcome, hit, position, len(hits), body.include_raw_content)
                for position, hit in enumerate(hits)]
     pictures = outcome.buckets.get(IMAGES_SOURCE, [])
     # Tavily's descriptions are written by a model; an image's title is what SearXNG knows of it
@@ -124,20 +125,26 @@ def _image_url(hit: Hit) -> str:
     return hit.img_src or hit.thumbnail or hit.url
 
 
-def _result(outcome: SearchOutcome, hit: Hit, position: int, count: int, raw: bool) -> dict[str, Any]:
+def _result(outcome: SearchOutcome, hit: Hit, position: int, count: int, raw: bool | str | None) -> dict[str, Any]:
     detail = outcome.details.get(hit.url)
     # unranked results (keyword mode) get a score from their place, so that a client sorting by it keeps Wisp's order
     score = detail.score if detail is not None and detail.score is not None else 1 - position / max(count, 1)
+    markdown = outcome.documents.get(hit.url, {}).get("markdown")
     item: dict[str, Any] = {"url": hit.url, "title": hit.title, "content": hit.content, "score": round(score, 4),
-                            "raw_content": outcome.documents.get(hit.url, {}).get("markdown") if raw else None}
+                            "raw_content": _as(raw, markdown) if raw and markdown is not None else None}
     if hit.published:
         item["published_date"] = hit.published.isoformat()
     return item
 
 
-def extract_result(url: str, document: dict[str, Any]) -> dict[str, Any]:
+def extract_result(url: str, document: dict[str, Any], form: str | None) -> dict[str, Any]:
     """One page Tavily's extract returns, from the scrape's Document; Wisp's extraction keeps no images."""
-    return {"url": url, "raw_content": document.get("markdown") or "", "images": []}
+    return {"url": url, "raw_content": _as(form, document.get("markdown") or ""), "images": []}
+
+
+def _as(form: bool | str | None, markdown: str) -> str:
+    """The page's content in the form asked: "text" is the markdown without its backslash escapes."""
+    return unescaped(markdown) if form == "text" else markdown
 
 
 def error_body(error: WispError) -> dict[str, Any]:

@@ -65,7 +65,7 @@ async def _extract(request: Request, started: float) -> dict:
     jobs = body.jobs(services.settings.scrape_timeout_s)
     scraped = list(zip(jobs, await asyncio.gather(*(_scraped(job, services) for job in jobs)), strict=True))
     return {
-        "results": [extract_result(job.url, found) for job, found in scraped if isinstance(found, dict)],
+        "results": [extract_result(job.url, found, body.format) for job, found in scraped if isinstance(found, dict)],
         "failed_results": [{"url": job.url, "error": found} for job, found in scraped if isinstance(found, str)],
         "response_time": round(time.monotonic() - started, 2),
         "request_id": request_id(),

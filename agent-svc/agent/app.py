@@ -25,6 +25,7 @@ from agent.api import (
     map_routes,
     openai_routes,
     scrape_routes,
+    tavily_routes,
     team_routes,
 )
 from agent.api.admission import admit_search
@@ -132,7 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(v1_response(outcome))
 
     for routes in (batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes, openai_routes,
-                   scrape_routes, team_routes):
+                   scrape_routes, tavily_routes, team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")

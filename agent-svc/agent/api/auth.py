@@ -3,6 +3,8 @@
 Without API_KEYS or API_KEYS_FILE agent-svc is open, as for local use. With them, every route but health needs
 `Authorization: Bearer <key>`, else a 401 in Firecrawl's envelope and wording; a WebSocket may carry the key as
 its subprotocol instead (Firecrawl's JS watcher does), and is refused with the same 401 before its handshake.
+Tavily's routes take the key as `api_key` in the JSON body too (older clients such as Open WebUI send it so), and
+refuse in Tavily's error shape.
 The gate also names the client the limits count (the key, or the caller's address when keyless) and applies
 RATE_LIMIT_PER_MIN (admission.py).
 Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
@@ -19,12 +21,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent.api import tavily
 from agent.api.admission import CLIENT, KEY_CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
-from agent.api.firecrawl import error_body
+from agent.api.body_limits import parsed_json
+from agent.api.firecrawl import DEFAULT_LIMITS, error_body
 from agent.config import Settings
-from agent.errors import Unauthorized, WispError
+from agent.errors import BadRequest, Unauthorized, WispError
 
 log = logging.getLogger("agent")
 
@@ -96,10 +100,12 @@ class Gate:
     such as an SDK polling a crawl are not counted). It puts the client in the scope for the cost cap and frees
     the request's costly slots once the response has been sent, or the client has gone."""
 
-    def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: RateLimiter | None) -> None:
+    def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: RateLimiter | None,
+                 max_body_bytes: int = Settings.model_fields["max_body_bytes"].default) -> None:
         self.app = app
         self.keys = keys
         self.per_minute = per_minute
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope["path"] in OPEN_PATHS:
@@ -108,7 +114,10 @@ class Gate:
         if self.keys is None:
             client = caller(scope)
         else:
-            found = self.keys.check(_authorization(scope))
+            authorization = _authorization(scope)
+            if authorization is None and scope["path"] in tavily.PATHS:
+                authorization, receive = await _body_key(receive, self.max_body_bytes)
+            found = self.keys.check(authorization)
             if isinstance(found, Unauthorized):
                 await _refuse(scope, receive, send, found)
                 return
@@ -134,7 +143,7 @@ def protect(app: FastAPI, settings: Settings) -> None:
     if keys is not None:
         log.info("API keys required: %d accepted (%s)", len(keys.ids()), ", ".join(keys.ids()))
     if keys is not None or per_minute is not None or cap:
-        app.add_middleware(Gate, keys=keys, per_minute=per_minute)
+        app.add_middleware(Gate, keys=keys, per_minute=per_minute, max_body_bytes=settings.max_body_bytes)
 
 
 def load_keys(settings: Settings) -> KeyRing | None:
@@ -161,6 +170,40 @@ def _authorization(scope: Scope) -> bytes | None:
     return found
 
 
+async def _body_key(receive: Receive, max_bytes: int) -> tuple[bytes | None, Receive]:
+    """The body's `api_key` as an Authorization value (None when it has none), and a receive that hands the app
+    the body read to find it. At most `max_bytes` are read here: past them BodyLimit refuses the request."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more and size <= max_bytes:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        more = message.get("more_body", False)
+    raw = b"".join(chunks)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": raw, "more_body": more}
+
+    return _api_key(raw) if not more else None, replay
+
+
+def _api_key(raw: bytes) -> bytes | None:
+    try:
+        body = parsed_json(raw, DEFAULT_LIMITS)
+    except BadRequest:
+        return None
+    key = body.get("api_key") if isinstance(body, dict) else None
+    return b"Bearer " + key.encode() if isinstance(key, str) and key else None
+
+
 def _header(scope: Scope, name: bytes) -> bytes | None:
     for key, value in scope["headers"]:
         if key == name:
@@ -169,7 +212,8 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, error: WispError) -> None:
-    body = json.dumps(error_body(error)).encode()
+    envelope = tavily.error_body if scope["path"] in tavily.PATHS else error_body
+    body = json.dumps(envelope(error)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in error.headers().items()]
     prefix = "http"

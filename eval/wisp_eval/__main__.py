@@ -4,6 +4,8 @@
     python -m wisp_eval offline --sites S --queries Q --qrels R --modes keyword,raw_searxng
     python -m wisp_eval check --sites S --queries Q --qrels R
     python -m wisp_eval calibrate --queries Q --qrels R --agent URL --mode semantic   (or --sites S: offline)
+    python -m wisp_eval claims --passages P --claims C [--semantic URL]   (precision/recall of `supported`)
+    python -m wisp_eval passages --sites S --out P   (the passages the judged claims are written from)
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
             return _calibrate(args)
         if args.command == "fit":
             return _fit(args)
+        if args.command == "claims":
+            return _claims(args)
+        if args.command == "passages":
+            return _passages(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -141,6 +147,56 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _claims(args: argparse.Namespace) -> int:
+    import json
+
+    from wisp_eval.claimcheck import report, score, table
+    from wisp_eval.claimset import load
+
+    claims = load(args.passages, args.claims)
+    with httpx.Client(timeout=args.timeout) as client, _semantic_url(args.semantic) as semantic_url:
+        def similarity(text: str, passages: list[str]) -> list[float]:
+            reply = client.post(f"{semantic_url}/similarity", json={"query": text, "passages": passages})
+            return reply.raise_for_status().json()["scores"]
+
+        scored = score(claims, similarity)
+    result = {"claims_file": str(args.claims), "claims": len(claims), "folds": args.folds,
+              **report(scored, args.floor, args.folds),
+              "scored": [{"cid": s.claim.cid, "kind": s.claim.kind, "similarity": s.similarity,
+                          "missing": list(s.missing)} for s in scored]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "claims.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    print(table(result))
+    print(f"wrote {args.out}/claims.json", file=sys.stderr)
+    return 0
+
+
+def _passages(args: argparse.Namespace) -> int:
+    from offline_web.corpus import cache_dir, ensure_packages
+    from offline_web.sites import load_sites
+    from wisp_eval.claimset import pick, write_passages
+
+    sites = load_sites(args.sites)
+    ensure_packages(sites)
+    passages = pick(sites, cache_dir(), args.count, args.seed)
+    write_passages(passages, args.out)
+    print(f"wrote {len(passages)} passages to {args.out}", file=sys.stderr)
+    return 0
+
+
+@contextmanager
+def _semantic_url(given: str | None) -> Iterator[str]:
+    """The semantic-svc to score with: the one given, else one started here with the offline stack's models."""
+    if given:
+        yield given.rstrip("/")
+        return
+    from offline_web.stack import semantic_service
+
+    with tempfile.TemporaryDirectory(prefix="wisp-claims-") as workdir, \
+            semantic_service(Path(workdir)).started(timeout_s=300) as service:
+        yield service.url
+
+
 def _check(args: argparse.Namespace) -> int:
     from offline_web.sites import load_sites
     from wisp_eval.check import check_judgments
@@ -204,6 +260,20 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--folds", type=int, default=5)
     fit.add_argument("--timeout", type=float, default=120.0)
     fit.add_argument("--out", type=Path, default=Path("eval-results"))
+    claims = sub.add_parser("claims", help="precision and recall of `supported` on the judged claim set, before "
+                            "and after the lexical check, floors chosen by cross-validation")
+    claims.add_argument("--passages", type=Path, default=Path("eval/data/claims/passages.tsv"))
+    claims.add_argument("--claims", type=Path, default=Path("eval/data/claims/claims.tsv"))
+    claims.add_argument("--semantic", help="semantic-svc base URL (default: start one with the offline models)")
+    claims.add_argument("--floor", type=float, default=0.55, help="agent-svc's SUPPORT_FLOOR, reported beside")
+    claims.add_argument("--folds", type=int, default=5)
+    claims.add_argument("--timeout", type=float, default=120.0)
+    claims.add_argument("--out", type=Path, default=Path("eval-results"))
+    passages = sub.add_parser("passages", help="pick the passages of the judged claim set from the offline web")
+    passages.add_argument("--sites", type=Path, default=Path("eval/data/sites.tsv"))
+    passages.add_argument("--count", type=int, default=60)
+    passages.add_argument("--seed", type=int, default=24)
+    passages.add_argument("--out", type=Path, default=Path("eval/data/claims/passages.tsv"))
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

@@ -72,6 +72,7 @@ def test_an_answer_whose_citations_resolve_and_whose_claims_have_verdicts(answer
     for claim in answer["claims"]:
         assert claim["text"] and isinstance(claim["supported"], bool) and set(claim["citations"]) <= numbered
         assert (claim["score"] is None) == (not claim["citations"])
+        assert (claim["reason"] is None) == claim["supported"]
     assert answer["timings_ms"]["llm"] > 0 and {"llm", "verify"} <= set(answered["timings_ms"])
 
 

@@ -2,8 +2,10 @@
 
 A claim's support score is the best cosine (semantic-svc /similarity) between the claim and a window of two
 sentences of any passage of the sources it cites: a whole 1,200-character chunk would dilute a sentence that
-states one fact of it. A claim below the floor, or citing nothing, is flagged `supported: false`, never
-dropped or passed off as checked.
+states one fact of it. Similarity is blind to a wrong number or name in an on-topic sentence, so a claim must
+also pass the lexical check (`grounding.missing_terms`) against the passages it cites. A claim below the floor,
+missing a term, or citing nothing, is flagged `supported: false` with the `reason`, never dropped or passed off
+as checked.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.answers.grounding import missing_terms
 from agent.answers.synthesis import Claim, Source, sentences
 from agent.core.context import SearchContext
 from agent.upstream.semantic import SemanticClient
@@ -24,6 +27,7 @@ class Checked:
     claim: Claim
     supported: bool
     score: float | None  # None: it cites nothing, so nothing was checked
+    reason: str | None  # why it is not supported; None when it is
 
 
 async def checked(claims: Sequence[Claim], sources: Sequence[Source], floor: float, ctx: SearchContext,
@@ -35,12 +39,23 @@ async def checked(claims: Sequence[Claim], sources: Sequence[Source], floor: flo
 
 async def _check(claim: Claim, sources: dict[int, Source], floor: float, ctx: SearchContext,
                  semantic: SemanticClient) -> Checked:
-    evidence = [w for n in claim.citations if n in sources for text in sources[n].texts for w in windows(text)]
+    cited = [text for n in claim.citations if n in sources for text in sources[n].texts]
+    evidence = [w for text in cited for w in windows(text)]
     if not evidence:
-        return Checked(claim, supported=False, score=None)
-    scores = await semantic.similarity(claim.text, evidence, ctx.rich_remaining_s())
-    best = max(scores)
-    return Checked(claim, supported=best >= floor, score=round(best, 4))
+        return Checked(claim, supported=False, score=None, reason="it cites no source")
+    best = max(await semantic.similarity(claim.text, evidence, ctx.rich_remaining_s()))
+    reason = verdict_reason(best, floor, missing_terms(claim.text, cited))
+    return Checked(claim, supported=reason is None, score=round(best, 4), reason=reason)
+
+
+def verdict_reason(score: float, floor: float, missing: Sequence[str]) -> str | None:
+    """Why a claim with this similarity and these missing terms is not supported; None when it is."""
+    reasons = []
+    if score < floor:
+        reasons.append(f"similarity {score:.2f} is below the floor {floor:.2f}")
+    if missing:
+        reasons.append(f"not in the cited passages: {', '.join(missing)}")
+    return "; ".join(reasons) or None
 
 
 def windows(text: str) -> list[str]:

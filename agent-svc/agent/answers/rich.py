@@ -97,7 +97,8 @@ async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx:
     try:
         return await checked(answer.claims, sources, floor, ctx, up.semantic), None
     except Degraded as e:
-        unchecked = tuple(Checked(c, supported=False, score=None) for c in answer.claims)
+        unchecked = tuple(Checked(c, supported=False, score=None, reason=f"it could not be checked ({e})")
+                          for c in answer.claims)
         return unchecked, Degradation("claims_unchecked", f"claims could not be checked ({e}): none is marked "
                                       "supported")
 
@@ -114,5 +115,6 @@ def _answer(answer: Draft, verdicts: Sequence[Checked], sources: Sequence[Source
     return Answer(
         text=answer.text if not answer.abstained else "The sources found do not answer this question.",
         citations=tuple(Citation(s.number, s.url, s.title) for s in sources if s.number in cited),
-        claims=tuple(CheckedClaim(v.claim.text, tuple(v.claim.citations), v.supported, v.score) for v in verdicts),
+        claims=tuple(CheckedClaim(v.claim.text, tuple(v.claim.citations), v.supported, v.score, v.reason)
+                     for v in verdicts),
         abstained=answer.abstained, json=value, model=model, timings_ms=timings)

@@ -23,8 +23,11 @@ Put the number of the source after every sentence, like [1] or [1][2].
 If the sources do not answer the question, reply with {NO_ANSWER} and nothing else.
 Answer in at most five sentences."""
 
-_MARKER = re.compile(r"\s*\[(\d{1,3})\]")
-_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}\])+)")
+# [1], and the forms models write for several sources: [1, 2], [1-3] (each read as its numbers, [1][2][3])
+_MARKER = re.compile(r"\s*\[(\d{1,3}(?:\s*[-–,]\s*\d{1,3})*)\]")
+_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[-–,]\s*\d{1,3})*\])+)")
+_ABBREVIATION_END = re.compile(r"\b(?:e\.g|i\.e)\.$", re.IGNORECASE)
+_RANGE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ def draft(reply: str, sources: Sequence[Source]) -> Draft:
     known = {s.number for s in sources}
     if reply.strip().upper().startswith(NO_ANSWER) or not reply.strip():
         return Draft("", (), abstained=True)
-    text = _MARKER.sub(lambda m: f" [{m[1]}]" if int(m[1]) in known else "", reply.replace(NO_ANSWER, "")).strip()
+    text = _MARKER.sub(lambda m: "".join(f" [{n}]" for n in cited_numbers(m[1]) if n in known),
+                       reply.replace(NO_ANSWER, "")).strip()
     claims = tuple(_claim(sentence) for sentence in _sentences(text))
     return Draft(text, tuple(c for c in claims if c.text), abstained=False)
 
@@ -91,10 +95,29 @@ def sentences(text: str) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, each with its markers: a marker after a full stop (`… value. [2]`) belongs to that sentence."""
-    return sentences(_MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text))
+    """Sentences, each with its markers: a marker after a full stop (`… value. [2]`) belongs to that sentence,
+    and `e.g.`/`i.e.` end none (`Use a flag, e.g. --force [1].` is one claim, citing [1])."""
+    merged: list[str] = []
+    for sentence in sentences(_MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text)):
+        if merged and _ABBREVIATION_END.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {sentence}"
+        else:
+            merged.append(sentence)
+    return merged
+
+
+def cited_numbers(marker: str) -> list[int]:
+    """The numbers inside one marker's brackets: `1, 2` → [1, 2]; `1-3` → [1, 2, 3] (a backward range: its ends)."""
+    numbers: list[int] = []
+    for part in marker.split(","):
+        if bounds := _RANGE.fullmatch(part.strip()):
+            low, high = int(bounds[1]), int(bounds[2])
+            numbers += range(low, high + 1) if low <= high else [low, high]
+        else:
+            numbers.append(int(part))
+    return numbers
 
 
 def _claim(sentence: str) -> Claim:
-    numbers = tuple(dict.fromkeys(int(n) for n in _MARKER.findall(sentence)))
+    numbers = tuple(dict.fromkeys(n for marker in _MARKER.findall(sentence) for n in cited_numbers(marker)))
     return Claim(re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", sentence)).strip(), numbers)

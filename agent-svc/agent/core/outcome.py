@@ -66,6 +66,7 @@ class CheckedClaim:
     citations: tuple[int, ...]
     supported: bool
     score: float | None  # the best cosine between the sentence and what it cites; None: it cites nothing
+    reason: str | None = None  # why it is not supported (low similarity, terms not found); None when it is
 
 
 @dataclass(frozen=True)

@@ -153,10 +153,10 @@ def answer_result(payload: dict[str, Any]) -> CallToolResult:
         lines += ["", "Sources:", *(f"[{c['number']}] {c.get('title') or c['url']} <{c['url']}>" for c in citations)]
     elif not rich.get("abstained") and results:  # a model may copy its sources without their markers
         lines += ["", "The answer cites no source; it was written from:", *_listed(results)]
-    unsupported = [c["text"] for c in rich.get("claims", []) if c.get("citations") and not c.get("supported")]
+    unsupported = [c for c in rich.get("claims", []) if c.get("citations") and not c.get("supported")]
     if unsupported:
         lines += ["", f"Not supported by the sources they cite ({len(unsupported)}):",
-                  *(f"- {claim}" for claim in unsupported)]
+                  *(f"- {c['text']}" + (f" ({c['reason']})" if c.get("reason") else "") for c in unsupported)]
     if rich.get("json") is not None:
         lines += ["", "JSON:", json.dumps(rich["json"], ensure_ascii=False)]
     if warning:

@@ -79,8 +79,9 @@ def test_an_answer_cites_returned_results_and_a_wrong_claim_comes_back_unsupport
     right = claims["SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages."]
     assert right.supported is True and right.citations == (1,) and right.score >= 0.6
     wrong = claims["The moon is made of green cheese."]
-    assert wrong.supported is False and wrong.score < 0.6
-    assert claims["Cats like it."] == CheckedClaim("Cats like it.", (), supported=False, score=None)
+    assert wrong.supported is False and wrong.score < 0.6 and wrong.reason.startswith("similarity")
+    assert claims["Cats like it."] == CheckedClaim("Cats like it.", (), supported=False, score=None,
+                                                   reason="it cites no source")
     assert set(answer.timings_ms) == {"llm", "verify"}
     assert "[1] WAL" in llm.requests[0]["messages"][1]["content"]  # the sources, numbered as cited
 
@@ -123,6 +124,7 @@ def test_semantic_svc_down_after_the_answer_marks_no_claim_supported() -> None:
     outcome = rich(FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."),
                    DownAfterRanking())
     assert [c.supported for c in outcome.answer.claims] == [False]
+    assert outcome.answer.claims[0].reason.startswith("it could not be checked")
     assert any("claims could not be checked" in w for w in outcome.warnings)
 
 
@@ -293,3 +295,9 @@ def test_an_unexpected_failure_in_a_stream_is_an_error_event_not_a_broken_stream
     got = events(FakeLLM("x"))
     assert [name for name, _ in got] == ["error"] and got[0][1]["status"] == 500
     assert "KeyError" in got[0][1]["error"]
+
+
+def test_a_claim_with_a_changed_number_is_unsupported_and_says_what_was_not_found() -> None:
+    outcome = rich(FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 2000 pages [1]."))
+    [claim] = outcome.answer.claims
+    assert claim.supported is False and "not in the cited passages: 2000" in claim.reason

@@ -23,7 +23,8 @@ ANSWER = {**RESULTS, "answer": {
     "text": "Squash with rebase [1].", "abstained": False, "json": None, "model": "m", "timings_ms": {},
     "citations": [{"number": 1, "url": "https://a.example/", "title": "A"}],
     "claims": [{"text": "Squash with rebase [1].", "citations": [1], "supported": True, "score": 0.9},
-               {"text": "It is always safe [1].", "citations": [1], "supported": False, "score": 0.3}]}}
+               {"text": "It is always safe [1].", "citations": [1], "supported": False, "score": 0.3,
+                "reason": "similarity 0.30 is below the floor 0.55"}]}}
 
 
 def call(tool: str, arguments: dict[str, Any], reply: Reply | dict[str, Any] = RESULTS
@@ -127,7 +128,8 @@ def test_answer_asks_for_a_rich_search_and_returns_cited_prose() -> None:
                                  "output_schema": {"type": "object"}, "origin": "wisp-mcp"}
     lines = text(result).splitlines()
     assert lines[0] == "Squash with rebase [1]."
-    assert "[1] A <https://a.example/>" in lines and "- It is always safe [1]." in lines
+    assert "[1] A <https://a.example/>" in lines
+    assert "- It is always safe [1]. (similarity 0.30 is below the floor 0.55)" in lines
     assert result.structured_content["citations"] == ANSWER["answer"]["citations"]
     assert result.structured_content["abstained"] is False
 

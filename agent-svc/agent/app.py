@@ -31,7 +31,8 @@ from agent.api import (
 from agent.api.admission import admit_search
 from agent.api.auth import protect
 from agent.api.body_limits import BodyLimit
-from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, error_body, read_request, v1_response, v2_response
+from agent.api.envelopes import error_body_for
+from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
 from agent.api.streaming import search_events
 from agent.api.usage import Metering, Usage
 from agent.config import Settings, get_settings
@@ -157,7 +158,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     _install_error_handlers(app)
     app.add_middleware(Metering, usage=app.state.usage)  # inside the gate: refused requests are not counted
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body_for)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included
     app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
@@ -174,22 +175,23 @@ async def _admitted_query(request: Request, model: type[V1SearchRequest | V2Sear
 
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(WispError)
-    async def wisp_error(_: Request, error: WispError) -> JSONResponse:
+    async def wisp_error(request: Request, error: WispError) -> JSONResponse:
         if error.status >= 500:
             log.warning("%s: %s", type(error).__name__, error.message)
-        return JSONResponse(error_body(error), status_code=error.status, headers=error.headers())
+        return JSONResponse(error_body_for(request.url.path)(error), status_code=error.status, headers=error.headers())
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
         message = f"{request.method} {request.url.path}: {error.detail}"
-        return JSONResponse(error_body(WispError(message)), status_code=error.status_code)
+        return JSONResponse(error_body_for(request.url.path)(WispError(message)), status_code=error.status_code)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, error: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
         # sent outside the middleware, which names every other response
-        return JSONResponse(error_body(WispError(message)), status_code=500, headers=id_header())
+        return JSONResponse(error_body_for(request.url.path)(WispError(message)), status_code=500,
+                            headers=id_header())
 
 
 app = create_app()

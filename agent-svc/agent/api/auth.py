@@ -23,10 +23,11 @@ from pathlib import Path
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.api import tavily
 from agent.api.admission import CLIENT, KEY_CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
 from agent.api.body_limits import parsed_json
-from agent.api.firecrawl import DEFAULT_LIMITS, error_body
+from agent.api.envelopes import error_body_for
+from agent.api.firecrawl import DEFAULT_LIMITS
+from agent.api.tavily import PATHS as TAVILY_PATHS
 from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
 
@@ -115,7 +116,7 @@ class Gate:
             client = caller(scope)
         else:
             authorization = _authorization(scope)
-            if authorization is None and scope["path"] in tavily.PATHS:
+            if authorization is None and scope["path"] in TAVILY_PATHS:
                 authorization, receive = await _body_key(receive, self.max_body_bytes)
             found = self.keys.check(authorization)
             if isinstance(found, Unauthorized):
@@ -212,8 +213,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, error: WispError) -> None:
-    envelope = tavily.error_body if scope["path"] in tavily.PATHS else error_body
-    body = json.dumps(envelope(error)).encode()
+    body = json.dumps(error_body_for(scope["path"])(error)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.lower().encode(), v.encode()) for k, v in error.headers().items()]
     prefix = "http"

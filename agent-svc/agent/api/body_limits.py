@@ -100,15 +100,16 @@ class BodyLimit:
     Content-Length are bounded too.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, envelope: Callable[[WispError], dict[str, Any]]) -> None:
-        self.app, self.max_bytes, self.envelope = app, max_bytes, envelope
+    def __init__(self, app: ASGIApp, max_bytes: int, envelope: Callable[[str], Callable[[WispError], dict[str, Any]]]
+                 ) -> None:
+        self.app, self.max_bytes, self.envelope = app, max_bytes, envelope  # envelope: a path's error body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
             await self.app(scope, receive, send)
             return
         if self._declared_length(scope) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         body = bytearray()
         while True:
@@ -117,7 +118,7 @@ class BodyLimit:
                 return
             body += message.get("body", b"")
             if len(body) > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -130,9 +131,9 @@ class BodyLimit:
                 return int(value) if len(value) <= 18 else sys.maxsize
         return 0
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send) -> None:
         error = PayloadTooLarge(f"Payload too large: request bodies are limited to {self.max_bytes} bytes")
-        payload = json.dumps(self.envelope(error)).encode()
+        payload = json.dumps(self.envelope(scope["path"])(error)).encode()
         await send({"type": "http.response.start", "status": error.status,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                                 (b"connection", b"close")]})

@@ -12,7 +12,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from agent.api.admission import admit_search
 from agent.api.firecrawl import read_request
 from agent.api.openai_wire import (
+    CHAT_PATH,
     DONE,
+    MODELS_PATH,
     ChatRequest,
     chunk,
     completion,
@@ -35,12 +37,12 @@ log = logging.getLogger("agent")
 router = APIRouter()
 
 
-@router.get("/v1/models")
+@router.get(MODELS_PATH)
 async def list_models() -> JSONResponse:
     return JSONResponse(models())
 
 
-@router.post("/v1/chat/completions")
+@router.post(CHAT_PATH)
 async def chat_completions(request: Request) -> Response:
     try:
         body = await read_request(request, ChatRequest, InvalidRequestBody)

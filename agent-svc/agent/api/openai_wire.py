@@ -23,6 +23,9 @@ from agent.core.query import SearchQuery
 from agent.errors import BadRequest, NotFound, WispError
 from agent.retrieval.translation import normalize_domains
 
+MODELS_PATH, CHAT_PATH = "/v1/models", "/v1/chat/completions"
+PATHS = frozenset({MODELS_PATH, CHAT_PATH})
+
 
 @dataclass(frozen=True)
 class AnswerModel:

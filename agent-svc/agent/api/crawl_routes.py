@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.requests import HTTPConnection
 
 from agent.api.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.api.firecrawl import read_request
@@ -19,8 +20,9 @@ def _crawls(request: Request) -> Crawls:
     return request.app.state.crawls
 
 
-def api_version(request: Request) -> str:
-    return request.url.path.lstrip("/").split("/", 1)[0]
+def api_version(connection: HTTPConnection) -> str:
+    """The API version a request or a WebSocket reached (v1, v2), from its path."""
+    return connection.url.path.lstrip("/").split("/", 1)[0]
 
 
 def api_base_url(request: Request) -> str:

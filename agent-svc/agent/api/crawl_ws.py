@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
+from agent.api.crawl_routes import api_version
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
 from agent.api.usage import owner_of
 from agent.errors import Forbidden, JobNotFound
@@ -115,4 +116,4 @@ async def _close(websocket: WebSocket, code: int, reason: dict[str, Any]) -> Non
 def _http_base(websocket: WebSocket) -> str:
     """Where this API version's HTTP crawl routes are, for the catchup's `next`."""
     base = str(websocket.base_url).rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
-    return f"{base}/{websocket.url.path.lstrip('/').split('/', 1)[0]}"
+    return f"{base}/{api_version(websocket)}"

@@ -23,10 +23,14 @@ SMOLLM2_VERSION ?= 0.1.2
 
 .PHONY: install test lint run demo corpus eval bench clean
 
-install: $(VENV)/.installed tests/sdk_js/node_modules/.installed $(SEARX_PKG)
+# Debian's packages the tests run for real: searx, and redis-server and HAProxy for the scaled stack
+APT_PACKAGES := searx redis-server haproxy
+APT_MARKERS := $(SEARX_PKG) /usr/bin/redis-server /usr/sbin/haproxy
 
-$(SEARX_PKG):
-	$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq searx
+install: $(VENV)/.installed tests/sdk_js/node_modules/.installed $(APT_MARKERS)
+
+$(APT_MARKERS):
+	$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES)
 
 # torch is pinned and installed with pip first: pip finds a CPU wheel of it on these machines, where an
 # unpinned torch (or uv) would download a multi-GB CUDA build

@@ -197,6 +197,10 @@ class Settings(BaseSettings):
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
                                           "which engines answer")
+    # the state replicas share (docs/scaling.md)
+    redis_url: str = Field("", description="Redis or Valkey (redis://host:port/db) that agent-svc replicas share: "
+                           "crawl, batch-scrape and extract jobs on its queue, rate limits and the costly-request "
+                           "cap; empty: SQLite jobs (CRAWL_DB) and in-process limits, for one replica")
     # keys and limits (api/auth.py, api/admission.py)
     api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
                                 "but /healthz and /readyz needs `Authorization: Bearer <key>`")

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from offline_web.corpus import cache_dir, ensure_packages
 from offline_web.index import ensure_index
+from offline_web.balancer import Balancer
 from offline_web.processes import Service, free_port
+from offline_web.redis_server import RedisServer
 from offline_web.searx import Searx
 from offline_web.server import OfflineWeb
 from offline_web.sites import Site, load_sites
@@ -122,6 +124,36 @@ def local_stack(workdir: Path, searxng_url: str = "", agent_port: int | None = N
             "agent-svc", "agent.app:app", workdir, {"SEARXNG_URL": searxng_url, "SEMANTIC_SVC_URL": semantic.url},
             agent_port))
         yield LocalStack(searxng_url, searx, semantic, agent)
+
+
+@dataclass
+class ScaledAgents:
+    """agent-svc replicas sharing one Redis, behind one round-robin balancer (`url`)."""
+
+    redis: RedisServer
+    replicas: list[Service]
+    balancer: Balancer
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
+
+
+@contextmanager
+def scaled_agents(searxng_url: str, workdir: Path, replicas: int = 3, env: dict[str, str] | None = None,
+                  redis: RedisServer | None = None) -> Iterator[ScaledAgents]:
+    """`replicas` agent-svc processes on REDIS_URL (a fresh redis-server unless `redis` is given), each with a
+    page cache of its own, behind HAProxy; all stopped on exit."""
+    with ExitStack() as running:
+        if redis is None:
+            redis = running.enter_context(RedisServer(workdir))
+        agents = [running.enter_context(uvicorn_service(
+            f"agent-{i}", "agent.app:app", workdir,
+            {"SEARXNG_URL": searxng_url, "REDIS_URL": redis.url, "CRAWL_DB": str(workdir / f"agent-{i}.sqlite"),
+             "PAGE_CACHE_DIR": str(workdir / f"agent-{i}-pages"), **(env or {})}))
+            for i in range(replicas)]
+        balancer = running.enter_context(Balancer(workdir, [agent.url for agent in agents]))
+        yield ScaledAgents(redis, agents, balancer)
 
 
 def llm_service(workdir: Path, port: int | None = None) -> Service:

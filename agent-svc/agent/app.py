@@ -38,9 +38,7 @@ from agent.api.usage import Metering, Usage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
-from agent.index.crawl.jobs import JobStore
-from agent.index.crawl.manager import Crawls
-from agent.index.crawl.politeness import HostGate
+from agent.index.crawl import setup as crawl_setup
 from agent.index.ingest import Ingest
 from agent.mcp.server import mounted as mcp_mounted
 from agent.pages.cache import open_cache
@@ -49,6 +47,7 @@ from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.extract_jobs import extract_jobs
+from agent.search.extract_jobs_redis import redis_extract_jobs
 from agent.search.recent import RecentScrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
@@ -57,6 +56,7 @@ from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
 from agent.upstream.searxng import SearxngClient
 from agent.upstream.semantic import SemanticClient
+from agent.upstream.task_queue import shared_state
 
 log = logging.getLogger("agent")
 EVENT_STREAM = "text/event-stream"
@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     check_names(settings)
     logs.configure(settings.log_level, settings.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
+    logging.getLogger("saq").setLevel(logging.WARNING)  # and one per queued task (a crawl's page)
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request
 
     @asynccontextmanager
@@ -76,7 +77,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         fetch_timeout = httpx.Timeout(settings.pipeline_deadline_s, connect=min(3.0, settings.pipeline_deadline_s))
         async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http, \
                 httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
-                                  limits=httpx.Limits(max_connections=32)) as fetch_http:
+                                  limits=httpx.Limits(max_connections=32)) as fetch_http, \
+                shared_state(settings) as shared:
             searxng = SearxngClient(settings.searxng_url, http, settings.searxng_timeout_s,
                                     settings.searxng_config_ttl_s, settings.engine_health_window_s)
             policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
@@ -92,11 +94,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
                                                      Fetcher(fetch_http, policy, cache), pool,
                                                      Ingest(semantic, settings),
-                                                     HostGate(settings.crawl_host_concurrency))
-            store = JobStore(settings.crawl_db)
-            app.state.crawls = crawls = Crawls(services.crawl_tools(), store)
+                                                     crawl_setup.host_gate(settings, shared))
+            app.state.crawls = crawls = crawl_setup.crawls(services.crawl_tools(), settings, shared)
             await crawls.resume()
-            app.state.extracts = extracts = extract_jobs(services)
+            app.state.extracts = extracts = (extract_jobs(services) if shared is None
+                                             else redis_extract_jobs(services, shared))
+            if shared is not None:
+                await shared.tasks.start(settings.crawl_concurrency)
             checking = asyncio.create_task(log_model_costs(semantic))
             try:
                 async with mcp.session_manager.run():
@@ -104,12 +108,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             finally:
                 checking.cancel()
                 await asyncio.gather(checking, return_exceptions=True)
+                if shared is not None:
+                    await shared.tasks.close()
                 await crawls.stop()
                 await extracts.close()
                 await services.ingest.stop()
                 if cache:
                     await cache.drain()
-                store.close()
+                crawls.store.close()
                 await pool.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)

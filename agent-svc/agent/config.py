@@ -201,6 +201,11 @@ class Settings(BaseSettings):
     redis_url: str = Field("", description="Redis or Valkey (redis://host:port/db) that agent-svc replicas share: "
                            "crawl, batch-scrape and extract jobs on its queue, rate limits and the costly-request "
                            "cap; empty: SQLite jobs (CRAWL_DB) and in-process limits, for one replica")
+    job_lease_s: float = Field(10.0, ge=1, le=600, description="With REDIS_URL: how long a task (a crawl's page, an "
+                               "extraction) of a replica that stopped renewing it waits before another replica "
+                               "takes it over")
+    job_sweep_s: float = Field(2.0, ge=1, le=60, description="With REDIS_URL: how often one replica looks for tasks "
+                               "whose lease has lapsed")
     # keys and limits (api/auth.py, api/admission.py)
     api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
                                 "but /healthz and /readyz needs `Authorization: Bearer <key>`")

@@ -111,6 +111,13 @@ class UpstreamError(WispError):
     code = "UPSTREAM_ERROR"
 
 
+class SharedStateUnavailable(WispError):
+    """The state replicas share (Redis) cannot be reached: the job routes answer this until it is back."""
+
+    status = 503
+    code = "SHARED_STATE_UNAVAILABLE"
+
+
 class TooManyCrawls(WispError):
     """CRAWL_MAX_JOBS crawls and batch scrapes are unfinished."""
 

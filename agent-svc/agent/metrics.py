@@ -40,6 +40,10 @@ ENGINE_FAILURES = Counter("wisp_agent_searxng_engine_unresponsive",
                           ["engine", "reason"])
 SEARXNG_RETRIES = Counter("wisp_agent_searxng_retries",
                           "Searches sent to SearXNG a second time after it answered a 5xx, by that status", ["status"])
+QUEUE_TASKS_RUNNING = Gauge("wisp_agent_queue_tasks_running", "Tasks of the shared queue (REDIS_URL) this replica "
+                            "runs now, by task", ["task"])
+QUEUE_TASKS_HANDED_OVER = Counter("wisp_agent_queue_tasks_handed_over", "Tasks of the shared queue whose lease "
+                                  "lapsed (their replica stopped), found by this replica's sweep")
 PAGE_CACHE_LOOKUPS = Counter("wisp_agent_page_cache_lookups",
                              "Page cache lookups of fetches with a maxAge, by result", ["result"])
 PAGE_CACHE_STORES = Counter("wisp_agent_page_cache_stores", "Fetched pages written to the page cache")

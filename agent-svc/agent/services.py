@@ -11,7 +11,7 @@ from agent.config import Settings
 from agent.core.context import Budget, SearchContext
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.politeness import HostGate
+from agent.index.crawl.politeness import Gate
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import RequestPages
@@ -25,7 +25,7 @@ class Services:
     fetcher: Fetcher
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
     ingest: Ingest  # pages into the vector index
-    gate: HostGate  # per-host politeness: every crawl, batch scrape and map of the process waits its turn here
+    gate: Gate  # per-host politeness: every crawl, batch scrape and map of the process waits its turn here
 
     @property
     def settings(self) -> Settings:

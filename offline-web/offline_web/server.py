@@ -46,6 +46,7 @@ class OfflineWeb:
         self.cache = cache
         self.engine = SearchEngine(index_db)
         self.requests: deque[dict] = deque(maxlen=2000)
+        self.page_delay_ms = 0.0  # how long every page of a site takes to answer, as a real site's would
         self.stopping = threading.Event()
         self._httpd = _QuietServer(("127.0.0.1", port), _Handler)
         self._httpd.daemon_threads = True
@@ -112,9 +113,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(split.path)
         user_agent = self.headers.get("User-Agent", "")
         self.web.requests.append({"path": path, "qs": query, "ua": user_agent, "t": time.time()})
-        if "delay_ms" in query:
-            self.web.stopping.wait(min(float(query["delay_ms"] or 0) / 1000, _MAX_DELAY_S))
         first = path.lstrip("/").split("/", 1)[0]
+        delay_ms = float(query.get("delay_ms") or 0) or (self.web.page_delay_ms if "." in first else 0)
+        if delay_ms:
+            self.web.stopping.wait(min(delay_ms / 1000, _MAX_DELAY_S))
         routes = {"healthz": self._healthz, "search": self._search_json, "html": self._search_html, "_test": self._test}
         if path == "/robots.txt":
             self._robots()

@@ -9,9 +9,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from offline_web.balancer import Balancer
 from offline_web.corpus import cache_dir, ensure_packages
 from offline_web.index import ensure_index
-from offline_web.balancer import Balancer
 from offline_web.processes import Service, free_port
 from offline_web.redis_server import RedisServer
 from offline_web.searx import Searx

@@ -10,11 +10,12 @@ from agent.api.extract_wire import ExtractRequest, V1ExtractRequest, started_bod
 from agent.api.firecrawl import read_request
 from agent.api.usage import owner_of
 from agent.search.extract_jobs import ExtractJobs
+from agent.search.extract_jobs_redis import RedisExtractJobs
 
 router = APIRouter()
 
 
-def _extracts(request: Request) -> ExtractJobs:
+def _extracts(request: Request) -> ExtractJobs | RedisExtractJobs:
     return request.app.state.extracts
 
 
@@ -31,10 +32,10 @@ async def start_extract_v1(request: Request) -> JSONResponse:
 async def _started(request: Request, body: ExtractRequest) -> JSONResponse:
     admit_costly(request)  # the start only: the jobs themselves are bounded by EXTRACT_MAX_JOBS(_PER_KEY)
     job, invalid = body.to_job(request.app.state.services.settings)
-    return JSONResponse(started_body(_extracts(request).start(job, owner_of(request.scope)), invalid))
+    return JSONResponse(started_body(await _extracts(request).start(job, owner_of(request.scope)), invalid))
 
 
 @router.get("/v2/extract/{job_id}")
 @router.get("/v1/extract/{job_id}")
 async def extract_status(job_id: str, request: Request) -> JSONResponse:
-    return JSONResponse(status_body(_extracts(request).get(job_id, owner_of(request.scope))))
+    return JSONResponse(status_body(await _extracts(request).get(job_id, owner_of(request.scope))))

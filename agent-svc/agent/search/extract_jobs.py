@@ -38,6 +38,12 @@ def extract_jobs(services: Services) -> ExtractJobs:
                        settings.extract_max_running, settings.extract_ttl_s, settings.extract_max_jobs_per_key)
 
 
+def failure(job_id: str, error: Exception) -> ExtractResult:
+    """The result of a job that met a bug: logged, and failed with a message that points at the log."""
+    log.error("extract job %s raised", job_id, exc_info=error)
+    return ExtractResult(error=f"Internal error ({type(error).__name__}); the details are in agent-svc's log")
+
+
 @dataclass(frozen=True)
 class ExtractRecord:
     id: str
@@ -57,7 +63,7 @@ class ExtractJobs:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = asyncio.Semaphore(max_running)
 
-    def start(self, job: ExtractJob, owner: str | None) -> str:
+    async def start(self, job: ExtractJob, owner: str | None) -> str:
         """The id of `owner`'s new job; it runs in the background. TooManyExtracts when no room is left."""
         self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
@@ -67,7 +73,7 @@ class ExtractJobs:
         task.add_done_callback(self._tasks.discard)
         return job_id
 
-    def get(self, job_id: str, owner: str | None) -> ExtractRecord:
+    async def get(self, job_id: str, owner: str | None) -> ExtractRecord:
         """`owner`'s job's record; JobNotFound when it never was, has expired, or is another client's."""
         self._records.expire()
         record = self._records.get(job_id)
@@ -85,9 +91,7 @@ class ExtractJobs:
             try:
                 result = await self._run(job)
             except Exception as e:  # a bug must fail the job, not leave it processing forever
-                log.exception("extract job %s raised", job_id)
-                result = ExtractResult(error=f"Internal error ({type(e).__name__}); the details are in agent-svc's "
-                                             "log")
+                result = failure(job_id, e)
         if (record := self._records.get(job_id)) is not None:
             self._records.put(job_id, replace(record, status=FAILED if result.error else COMPLETED, result=result))
 

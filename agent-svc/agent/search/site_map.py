@@ -30,7 +30,7 @@ from wisp_text.bm25 import bm25_scores
 from agent.core.context import RESPONSE_RESERVE_S
 from agent.core.pages import Page
 from agent.index.crawl.options import CrawlOptions
-from agent.index.crawl.politeness import HostGate
+from agent.index.crawl.politeness import Gate
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
@@ -93,7 +93,7 @@ class _Run:
     ends: float  # the request's timeout: the ordering by `search` may take what the sources left of it
     scope: Scope
     robots: RobotsCache
-    gate: HostGate
+    gate: Gate
     read: PageReader | None  # None: the map fetches its pages itself
 
     def left_s(self) -> float:

@@ -22,9 +22,10 @@ from agent.config import Settings
 from agent.core.formats import DOCUMENT_FORMATS, needs_whole_page
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
-from agent.index.crawl.jobs import COMPLETED, RUNNING, Job, JobStore, QueuedPage
+from agent.index.crawl.jobs import COMPLETED, RUNNING, Job, QueuedPage
+from agent.index.crawl.jobs_redis import Store
 from agent.index.crawl.options import CrawlOptions
-from agent.index.crawl.politeness import HostGate
+from agent.index.crawl.politeness import Gate
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
@@ -47,7 +48,7 @@ class CrawlTools:
     fetcher: Fetcher
     cpu_pool: WorkerPool  # the extraction workers that searches use too
     ingest: Ingest
-    gate: HostGate  # the process's one: crawls, batch scrapes and maps are polite to a host together
+    gate: Gate  # the process's one: crawls, batch scrapes and maps are polite to a host together
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,10 @@ class Crawl:
 
     job: Job
     tools: CrawlTools
-    store: JobStore
+    store: Store
     scope: Scope
     robots: RobotsCache
-    gate: HostGate
+    gate: Gate
     extract_slots: asyncio.Semaphore  # worker processes crawls may take: searches extract in the same pool
 
     @property
@@ -74,20 +75,23 @@ class Crawl:
         return url_key(url, self.options.ignore_query, self.options.dedupe_similar)
 
 
-async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots: asyncio.Semaphore | None = None
+def crawl_of(job: Job, tools: CrawlTools, store: Store, extract_slots: asyncio.Semaphore | None = None) -> Crawl:
+    """What visiting `job`'s pages takes. `extract_slots`: shared by every crawl, so that crawls leave extraction
+    workers to searches; the tools' gate keeps them polite to a host together."""
+    return Crawl(job, tools, store, Scope(job.options, tools.settings.crawl_junk_paths),
+                 RobotsCache(tools.fetcher, tools.settings.crawl_page_timeout_s),
+                 tools.gate, extract_slots or asyncio.Semaphore(1))
+
+
+async def run_crawl(job: Job, tools: CrawlTools, store: Store, extract_slots: asyncio.Semaphore | None = None
                     ) -> None:
     """Crawl until no page is left queued, or until CRAWL_MAX_DURATION_S from the job's start, then mark it
-    completed (a cancelled task stops at once). `extract_slots`: shared by every crawl, so that crawls leave
-    extraction workers to searches; the tools' gate keeps them polite to a host together."""
+    completed (a cancelled task stops at once)."""
     settings = tools.settings
-    crawl = Crawl(job, tools, store, Scope(job.options, settings.crawl_junk_paths),
-                  RobotsCache(tools.fetcher, settings.crawl_page_timeout_s),
-                  tools.gate, extract_slots or asyncio.Semaphore(1))
+    crawl = crawl_of(job, tools, store, extract_slots)
     await store.run(store.requeue_unfinished, job.id)  # pages a killed run had in flight
-    if not job.seeded:
-        await _seed(crawl)
-        await store.run(store.mark_seeded, job.id)
-    ends = job.created + settings.crawl_max_duration_s
+    await seed(crawl)
+    ends = _ends(job, settings)
     while time.time() < ends:
         await _visit_queued(crawl, ends)
         if await store.run(store.finish, job.id, COMPLETED, None, True):
@@ -95,10 +99,38 @@ async def run_crawl(job: Job, tools: CrawlTools, store: JobStore, extract_slots:
         if (await store.run(store.job, job.id)).status != RUNNING:
             return  # cancelled while its last pages were visited
         # else pages were appended (a batch scrape's appendToId) as the last ones finished: visit them too
-    left = await store.run(store.queued, job.id)
-    note = (f"stopped after CRAWL_MAX_DURATION_S ({settings.crawl_max_duration_s:g} s) with {left} pages not "
-            "visited") if left else None
-    await store.run(store.finish, job.id, COMPLETED, note)
+    await _stop_at_time_limit(crawl)
+
+
+async def seed(crawl: Crawl) -> None:
+    """Queue the job's seeds and, unless it skips them, its sitemap's pages; once."""
+    if not crawl.job.seeded:
+        await _seed(crawl)
+        await crawl.store.run(crawl.store.mark_seeded, crawl.job_id)
+
+
+async def visit_claimed(crawl: Crawl, key: str) -> None:
+    """One page of a crawl run as a queue of tasks (one per page, on any replica): claim it, visit it, then end
+    the job if no page is left; past CRAWL_MAX_DURATION_S, end the job instead."""
+    store = crawl.store
+    if time.time() >= _ends(crawl.job, crawl.tools.settings):
+        await _stop_at_time_limit(crawl)
+        return
+    page = await store.run(store.claim, crawl.job_id, key)
+    if page is not None:
+        await _visit(crawl, page)
+    await store.run(store.finish, crawl.job_id, COMPLETED, None, True)
+
+
+def _ends(job: Job, settings: Settings) -> float:
+    return job.created + settings.crawl_max_duration_s
+
+
+async def _stop_at_time_limit(crawl: Crawl) -> None:
+    store, max_duration_s = crawl.store, crawl.tools.settings.crawl_max_duration_s
+    left = await store.run(store.queued, crawl.job_id)
+    note = f"stopped after CRAWL_MAX_DURATION_S ({max_duration_s:g} s) with {left} pages not visited" if left else None
+    await store.run(store.finish, crawl.job_id, COMPLETED, note)
 
 
 async def _visit_queued(crawl: Crawl, ends: float) -> None:

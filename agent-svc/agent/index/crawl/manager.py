@@ -1,9 +1,10 @@
 """The crawls and batch scrapes agent-svc runs: started by POST /v2/crawl or /v2/batch/scrape, cancelled by
-DELETE, resumed after a restart. They share the process's host gate (politeness, with maps), the extraction
-slots and the limits.
+DELETE, resumed after a restart. They share the host gate (politeness, with maps), the extraction slots and the
+limits. How their pages are visited is the runner's: here, one task per job in this process (jobs in SQLite);
+with REDIS_URL, queued.py's tasks, one per page, on every replica.
 
-At most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind crawls of
-hours); the others wait, reported as scraping, and past CRAWL_MAX_JOBS unfinished jobs of both kinds, or
+Here, at most CRAWL_MAX_RUNNING crawls, and as many batch scrapes, run at once (a batch does not wait behind
+crawls of hours); the others wait, reported as scraping. Past CRAWL_MAX_JOBS unfinished jobs of both kinds, or
 CRAWL_MAX_JOBS_PER_KEY of one client's, a new one is refused (429). A job is its owner's: another client's
 requests for it are refused (403, as Firecrawl answers another team's crawl). A crawl that raises is marked
 failed with the error (status "failed", as Firecrawl's clients expect), never left running silently.
@@ -14,26 +15,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from wisp_obs.requests import request_id
 
 from agent.errors import AlreadyFinished, BadRequest, Forbidden, JobNotFound, PastTimeLimit, TooManyCrawls
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
+from agent.index.crawl.jobs_redis import Store
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
 from agent.index.crawl.scope import url_key
 
 log = logging.getLogger(__name__)
 
 
+class Runner(Protocol):
+    """Visits the pages of the jobs the manager starts."""
+
+    async def start(self, job: Job) -> None: ...
+
+    async def resume(self) -> list[str]: ...  # the jobs a previous run left unfinished
+
+    def cancelled(self, job_id: str) -> None: ...  # the job is cancelled in the store: stop its visits
+
+    async def stop(self) -> None: ...
+
+
 class Crawls:
-    def __init__(self, tools: CrawlTools, store: JobStore) -> None:
+    def __init__(self, tools: CrawlTools, store: Store, runner: Runner | None = None) -> None:
         self.tools, self.store = tools, store
-        self._tasks: dict[str, asyncio.Task] = {}
-        self._running = {kind: asyncio.Semaphore(tools.settings.crawl_max_running) for kind in (CRAWL, BATCH)}
-        # crawls extract in the pool searches use: they leave it at least one worker
-        self._extract_slots = asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
+        self.runner = runner or LocalRunner(tools, store)
 
     async def start(self, options: CrawlOptions, owner: str | None, append_to: str | None = None) -> str:
         """A new job of `owner`'s and its id; with `append_to`, the seeds join that job of the same kind and
@@ -45,19 +56,13 @@ class Crawls:
         await self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
         await self.store.run(self.store.create, job_id, options, self.tools.settings.crawl_ttl_s, owner)
-        self._spawn(await self.job(job_id))
+        await self.runner.start(await self.job(job_id))
         return job_id
 
     async def resume(self) -> list[str]:
-        """Resume every crawl a previous run of agent-svc left running; forget expired finished ones."""
+        """Resume every crawl a previous run left running; forget expired finished ones."""
         await self.store.run(self.store.expire)
-        resumed = []
-        for job in await self.store.run(self.store.running_jobs):
-            if job.status != RUNNING:  # its options could not be read: it reports failed
-                await self.store.run(self.store.finish, job.id, FAILED, job.error)
-                continue
-            self._spawn(job)
-            resumed.append(job.id)
+        resumed = await self.runner.resume()
         if resumed:
             log.info("resumed %d crawls: %s", len(resumed), ", ".join(resumed))
         return resumed
@@ -79,7 +84,7 @@ class Crawls:
         if before not in (RUNNING, COMPLETED):
             raise AlreadyFinished(str(before))
         if before == COMPLETED:  # its task has ended, or ends without the new pages
-            self._spawn(await self.job(job_id))
+            await self.runner.start(await self.job(job_id))
 
     async def job(self, job_id: str, kind: str | None = None, owner: str | None = None) -> Job:
         """The job, live; with `kind`, a job of another kind is not found either (a crawl's id is no batch's);
@@ -107,14 +112,11 @@ class Crawls:
         job = await self.job(job_id, kind, owner)
         if job.status in TERMINAL or not await self.store.run(self.store.finish, job_id, CANCELLED):
             raise AlreadyFinished((await self.job(job_id)).status)  # it may have ended since the read
-        if task := self._tasks.get(job_id):
-            task.cancel()
+        self.runner.cancelled(job_id)
 
     async def stop(self) -> None:
-        """Stop every crawl task; the jobs stay running in the store, and the next start resumes them."""
-        for task in self._tasks.values():
-            task.cancel()
-        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        """Stop visiting pages; the jobs stay running in the store, and the next start resumes them."""
+        await self.runner.stop()
 
     async def _make_room(self, owner: str | None) -> None:
         """TooManyCrawls when all jobs, or all of `owner`'s, are taken: one key's jobs never lock out the others
@@ -128,11 +130,40 @@ class Crawls:
             raise TooManyCrawls(f"{settings.crawl_max_jobs_per_key} of your crawls and batch scrapes are unfinished "
                                 "(CRAWL_MAX_JOBS_PER_KEY): wait for one to end or cancel one")
 
-    def _spawn(self, job: Job) -> None:
+
+class LocalRunner:
+    """One task per job in this process, at most CRAWL_MAX_RUNNING of a kind at once."""
+
+    def __init__(self, tools: CrawlTools, store: JobStore) -> None:
+        self.tools, self.store = tools, store
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._running = {kind: asyncio.Semaphore(tools.settings.crawl_max_running) for kind in (CRAWL, BATCH)}
+        self._extract_slots = extract_slots(tools)
+
+    async def start(self, job: Job) -> None:
         task = asyncio.create_task(self._run(job), name=f"crawl-{job.id}")
         self._tasks[job.id] = task
         # an append may start a job's next task before its last one is done: that one forgets only itself
         task.add_done_callback(lambda done: self._tasks.pop(job.id) if self._tasks.get(job.id) is done else None)
+
+    async def resume(self) -> list[str]:
+        resumed = []
+        for job in await self.store.run(self.store.running_jobs):
+            if job.status != RUNNING:  # its options could not be read: it reports failed
+                await self.store.run(self.store.finish, job.id, FAILED, job.error)
+                continue
+            await self.start(job)
+            resumed.append(job.id)
+        return resumed
+
+    def cancelled(self, job_id: str) -> None:
+        if task := self._tasks.get(job_id):
+            task.cancel()
+
+    async def stop(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
     async def _run(self, job: Job) -> None:
         async with self._running.get(job.options.kind, self._running[CRAWL]):
@@ -141,8 +172,19 @@ class Crawls:
             except asyncio.CancelledError:
                 raise
             except Exception as e:
-                log.exception("crawl %s failed", job.id)
-                await self.store.run(self.store.finish, job.id, FAILED, f"{type(e).__name__}: {e}")
+                await job_failed(self.store, job.id, e)
+
+
+def extract_slots(tools: CrawlTools) -> asyncio.Semaphore:
+    """The extraction workers crawls of this process may take at once: they share the pool with searches, and
+    leave them at least one worker."""
+    return asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
+
+
+async def job_failed(store: Store, job_id: str, error: Exception) -> None:
+    """A bug met while visiting a job's pages fails the job with its error, never leaves it running silently."""
+    log.error("crawl %s failed", job_id, exc_info=error)
+    await store.run(store.finish, job_id, FAILED, f"{type(error).__name__}: {error}")
 
 
 def _checked(job: Job | None, kind: str | None, owner: str | None) -> Job:

@@ -12,9 +12,17 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import Protocol
 
 MAX_DELAY_S = 60.0
 MAX_IDLE_HOSTS = 1000  # hosts remembered with nobody at their gate, before the ones whose pause is over go
+
+
+class Gate(Protocol):
+    """Where a request to a host waits its turn: this process's HostGate, or the replicas' one on Redis
+    (politeness_redis.py)."""
+
+    def turn(self, host: str, delay_s: float) -> AbstractAsyncContextManager[None]: ...
 
 
 class HostGate:

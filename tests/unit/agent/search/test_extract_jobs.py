@@ -48,11 +48,11 @@ def test_a_job_is_processing_then_completed_with_its_result() -> None:
     async def scenario() -> None:
         runner, clock = Runner(), Clock()
         jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
-        job_id = jobs.start(JOB, OWNER)
-        assert jobs.get(job_id, OWNER).status == PROCESSING and jobs.get(job_id, OWNER).expires == 1060.0
+        job_id = await jobs.start(JOB, OWNER)
+        assert (await jobs.get(job_id, OWNER)).status == PROCESSING and (await jobs.get(job_id, OWNER)).expires == 1060.0
         runner.gate.set()
         await settled()
-        record = jobs.get(job_id, OWNER)
+        record = await jobs.get(job_id, OWNER)
         assert record.status == COMPLETED and record.result.data == {"ok": True} and record.job == JOB
     asyncio.run(scenario())
 
@@ -66,9 +66,9 @@ def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str
         runner = Runner(outcome)
         runner.gate.set()
         jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
-        job_id = jobs.start(JOB, OWNER)
+        job_id = await jobs.start(JOB, OWNER)
         await settled()
-        record = jobs.get(job_id, OWNER)
+        record = await jobs.get(job_id, OWNER)
         assert record.status == FAILED and record.result.error == error
     asyncio.run(scenario())
 
@@ -77,12 +77,12 @@ def test_an_unknown_or_expired_job_is_not_found() -> None:
     async def scenario() -> None:
         clock = Clock()
         jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
-        job_id = jobs.start(JOB, OWNER)
+        job_id = await jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):
-            jobs.get("nope", OWNER)
+            (await jobs.get("nope", OWNER))
         clock.now += 61
         with pytest.raises(JobNotFound):
-            jobs.get(job_id, OWNER)
+            (await jobs.get(job_id, OWNER))
         await jobs.close()
     asyncio.run(scenario())
 
@@ -90,10 +90,10 @@ def test_an_unknown_or_expired_job_is_not_found() -> None:
 def test_another_clients_job_is_not_found() -> None:
     async def scenario() -> None:
         jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
-        job_id = jobs.start(JOB, OWNER)
+        job_id = await jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):  # Firecrawl's answer to another team
-            jobs.get(job_id, "key:b")
-        assert jobs.get(job_id, OWNER).owner == OWNER
+            (await jobs.get(job_id, "key:b"))
+        assert (await jobs.get(job_id, OWNER)).owner == OWNER
         await jobs.close()
     asyncio.run(scenario())
 
@@ -102,15 +102,15 @@ def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
     async def scenario() -> None:
         runner = Runner()
         jobs = ExtractJobs(runner, max_jobs=2, max_running=2, ttl_s=60, max_per_owner=10)
-        first, second = jobs.start(JOB, OWNER), jobs.start(JOB, OWNER)
+        first, second = (await jobs.start(JOB, OWNER)), (await jobs.start(JOB, OWNER))
         with pytest.raises(TooManyExtracts, match="2 extractions are unfinished"):
-            jobs.start(JOB, OWNER)
+            (await jobs.start(JOB, OWNER))
         runner.gate.set()
         await settled()
-        third = jobs.start(JOB, OWNER)
+        third = await jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound):
-            jobs.get(first, OWNER)  # the oldest finished one made room
-        assert jobs.get(second, OWNER).status == COMPLETED and jobs.get(third, OWNER)
+            (await jobs.get(first, OWNER))  # the oldest finished one made room
+        assert (await jobs.get(second, OWNER)).status == COMPLETED and (await jobs.get(third, OWNER))
         await jobs.close()
     asyncio.run(scenario())
 
@@ -119,13 +119,13 @@ def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others() -> N
     async def scenario() -> None:
         runner = Runner()
         jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=2)
-        jobs.start(JOB, OWNER), jobs.start(JOB, OWNER)
+        (await jobs.start(JOB, OWNER)), (await jobs.start(JOB, OWNER))
         with pytest.raises(TooManyExtracts, match="2 of your extractions are unfinished"):
-            jobs.start(JOB, OWNER)
-        assert jobs.get(jobs.start(JOB, "key:b"), "key:b").status == PROCESSING
+            (await jobs.start(JOB, OWNER))
+        assert (await jobs.get((await jobs.start(JOB, "key:b")), "key:b")).status == PROCESSING
         runner.gate.set()
         await settled()
-        assert jobs.get(jobs.start(JOB, OWNER), OWNER)  # finished ones no longer count
+        assert (await jobs.get((await jobs.start(JOB, OWNER)), OWNER))  # finished ones no longer count
         await jobs.close()
     asyncio.run(scenario())
 
@@ -134,9 +134,9 @@ def test_at_most_max_running_run_at_once_and_close_cancels_them() -> None:
     async def scenario() -> None:
         runner = Runner()
         jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
-        ids = [jobs.start(JOB, OWNER) for _ in range(4)]
+        ids = [await jobs.start(JOB, OWNER) for _ in range(4)]
         await settled()
-        assert runner.most == 2 and all(jobs.get(i, OWNER).status == PROCESSING for i in ids)
+        assert runner.most == 2 and all([(await jobs.get(i, OWNER)).status == PROCESSING for i in ids])
         await jobs.close()
         assert runner.running == 2  # cancelled where they waited, never finished
     asyncio.run(scenario())

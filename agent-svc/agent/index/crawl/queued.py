@@ -1,0 +1,123 @@
+"""Crawls and batch scrapes on the replicas' shared queue (REDIS_URL): a job is one task that seeds it, then one
+task per page, which any replica with a free worker takes (CRAWL_CONCURRENCY pages at once per replica, all
+jobs together). The store (jobs_redis.py) queues a page's visit when it queues the page, claims the page for
+the visit, records it once, and ends the job when its last page is visited.
+
+What could still be lost is repaired: a replica that died between queueing a page and queueing its visit, or
+a Redis restarted from a file a second old. Every REPAIR_S one replica (a lock in Redis decides which) makes sure
+each running job's seeding and unvisited pages have their tasks queued; a task already queued or running is
+not queued twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from agent.errors import SharedStateUnavailable
+from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, visit_claimed
+from agent.index.crawl.jobs import COMPLETED, RUNNING, Job
+from agent.index.crawl.jobs_redis import RedisJobStore
+from agent.index.crawl.manager import extract_slots, job_failed
+from agent.upstream.task_queue import TaskQueue
+
+log = logging.getLogger(__name__)
+SEED, VISIT = "crawl.seed", "crawl.visit"
+REPAIR_S = 30.0
+CRAWLS_KEPT = 64  # jobs whose robots.txt and scope a replica keeps between their pages' visits
+_REPAIR_LOCK = "wisp:crawl:repair"
+
+
+class QueuedRunner:
+    def __init__(self, tools: CrawlTools, store: RedisJobStore, tasks: TaskQueue, redis: Redis) -> None:
+        self.tools, self.store, self.tasks, self._redis = tools, store, tasks, redis
+        self._extract_slots = extract_slots(tools)
+        self._crawls: OrderedDict[str, Crawl] = OrderedDict()
+        self._repairing: asyncio.Task | None = None
+        store.on_queued(self._queue_visits)
+        tasks.register(SEED, self._seed)
+        tasks.register(VISIT, self._visit)
+
+    async def start(self, job: Job) -> None:
+        await self.tasks.enqueue(SEED, job.id, job_id=job.id)
+
+    async def resume(self) -> list[str]:
+        """The running jobs; their tasks are in the queue already (repaired, when some were lost)."""
+        self._repairing = asyncio.create_task(self._repair_every(REPAIR_S), name="crawl-repair")
+        return await self.store.running()
+
+    def cancelled(self, job_id: str) -> None:
+        """Nothing to stop: the visits of a cancelled job find it so, and do nothing."""
+        self._crawls.pop(job_id, None)
+
+    async def stop(self) -> None:
+        if self._repairing is not None:
+            self._repairing.cancel()
+            await asyncio.gather(self._repairing, return_exceptions=True)
+
+    async def repair(self) -> int:
+        """Queue the tasks every running job needs (already queued ones are left alone); the number queued."""
+        queued = 0
+        for job in await self.store.running_jobs():
+            if not job.seeded:
+                queued += await self.tasks.enqueue(SEED, job.id, job_id=job.id)
+                continue
+            for key in await self.store.unvisited(job.id):
+                queued += await self.tasks.enqueue(VISIT, f"{job.id}:{key}", job_id=job.id, key=key)
+        return queued
+
+    async def _queue_visits(self, job_id: str, keys: list[str]) -> None:
+        for key in keys:
+            await self.tasks.enqueue(VISIT, f"{job_id}:{key}", job_id=job_id, key=key)
+
+    async def _seed(self, job_id: str) -> None:
+        await self._with(job_id, self._seeded)
+
+    async def _visit(self, job_id: str, key: str) -> None:
+        await self._with(job_id, lambda crawl: visit_claimed(crawl, key))
+
+    async def _seeded(self, crawl: Crawl) -> None:
+        await seed(crawl)
+        # its pages' visits were queued as the pages were, and may all have ended before it was marked seeded
+        await self.store.finish(crawl.job_id, COMPLETED, None, True)
+
+    async def _with(self, job_id: str, step: Callable[[Crawl], Awaitable[None]]) -> None:
+        """Run one step of a job: a bug fails the job; Redis out of reach leaves the task to be handed over."""
+        try:
+            crawl = await self._crawl(job_id)
+            if crawl is not None:
+                await step(crawl)
+        except (SharedStateUnavailable, RedisError, OSError):
+            raise  # saq retries the task once its lease has lapsed, after Redis is back
+        except Exception as e:
+            await job_failed(self.store, job_id, e)
+
+    async def _crawl(self, job_id: str) -> Crawl | None:
+        """The job's crawl as this replica keeps it (its robots.txt cache), None when the job no longer runs."""
+        job = await self.store.job(job_id)
+        if job is None or job.status != RUNNING:
+            self._crawls.pop(job_id, None)
+            return None
+        crawl = self._crawls.get(job_id)
+        if crawl is None or crawl.job.seeded != job.seeded:
+            crawl = crawl_of(job, self.tools, self.store, self._extract_slots)
+            self._crawls[job_id] = crawl
+            while len(self._crawls) > CRAWLS_KEPT:
+                self._crawls.popitem(last=False)
+        self._crawls.move_to_end(job_id)
+        return crawl
+
+    async def _repair_every(self, period_s: float) -> None:
+        while True:
+            try:
+                if (await self._redis.set(_REPAIR_LOCK, "1", nx=True, ex=max(1, int(period_s)))
+                        and (queued := await self.repair())):
+                    log.warning("queued %d crawl tasks that had been lost", queued)
+            except (RedisError, OSError) as e:
+                log.warning("could not check the crawl queue: %s", e)
+            await asyncio.sleep(period_s)

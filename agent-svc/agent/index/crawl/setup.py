@@ -1,0 +1,26 @@
+"""Which crawl machinery a process runs: SQLite jobs visited by this process alone, or, on the replicas' shared
+state (REDIS_URL), Redis jobs visited by tasks any replica takes, behind one per-host gate on Redis."""
+
+from __future__ import annotations
+
+from agent.config import Settings
+from agent.index.crawl.crawler import CrawlTools
+from agent.index.crawl.jobs import JobStore
+from agent.index.crawl.jobs_redis import RedisJobStore
+from agent.index.crawl.manager import Crawls
+from agent.index.crawl.politeness import Gate, HostGate
+from agent.index.crawl.politeness_redis import RedisHostGate
+from agent.index.crawl.queued import QueuedRunner
+from agent.upstream.task_queue import Shared
+
+
+def host_gate(settings: Settings, shared: Shared | None) -> Gate:
+    local = HostGate(settings.crawl_host_concurrency)
+    return local if shared is None else RedisHostGate(shared.redis, settings.crawl_host_concurrency, local)
+
+
+def crawls(tools: CrawlTools, settings: Settings, shared: Shared | None) -> Crawls:
+    if shared is None:
+        return Crawls(tools, JobStore(settings.crawl_db))
+    store = RedisJobStore(shared.redis, settings.crawl_max_duration_s)
+    return Crawls(tools, store, QueuedRunner(tools, store, shared.tasks, shared.redis))

@@ -1,0 +1,163 @@
+"""The queue agent-svc replicas share on Redis (REDIS_URL): saq's, with a worker in every replica's event loop.
+
+A task is a named coroutine function and keyword arguments of JSON values. Each has a key: a task whose key is
+already queued or running is not queued again, so a page of a crawl is never queued twice. A running task
+renews its lease (saq's heartbeat) every third of `lease_s`; a replica that dies stops renewing it, and after
+the lease one replica's sweep (every `sweep_s`, one replica at a time) hands the task to another replica.
+Finished tasks are forgotten at once: what they did is in the jobs' own records (index/crawl/jobs_redis.py),
+which also decide whether a task handed over has anything left to do, so that no page is done twice.
+
+Why saq (bench/job_queues.py; docs/scaling.md): asyncio-native, in-process workers, leases kept alive by a
+heartbeat (a slow page is not taken over while its replica lives, which fixed timeouts cannot promise), and
+deduplication by key, in a small, maintained library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from saq import Job, Queue, Status, Worker
+from saq.queue.redis import RedisQueue
+
+from agent import metrics
+from agent.config import Settings
+
+log = logging.getLogger(__name__)
+Task = Callable[..., Awaitable[None]]
+RETRIES = 1000  # handovers of one task: a task counts its own attempts (a page fails after a few)
+REDIS_DOWN_PAUSE_S = 1.0  # between two attempts to take a task while Redis cannot be reached
+
+
+class _PatientQueue(RedisQueue):
+    """saq's Redis queue, which pauses when Redis is down instead of letting its worker spin on the error, and
+    sweeps only tasks whose lease has lapsed.
+
+    saq's own sweep also hands over at once every task on its active list not marked active yet, which is every
+    task a worker has just taken, for the milliseconds before it marks it: a healthy task would be aborted and
+    run again. Here an unmarked task is handed over only when the previous sweep saw it unmarked too.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._unmarked: set[bytes] = set()
+
+    async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
+        if not await self.redis.set(self._sweep, 1, nx=True, ex=lock):  # another replica's turn
+            return []
+        ids = await self.redis.lrange(self._active, 0, -1)
+        unmarked, lapsed = set(), []
+        for job_id, raw in zip(ids, await self.redis.mget(ids) if ids else [], strict=True):
+            job = self.deserialize(raw) if raw else None
+            if job is None:  # finished meanwhile
+                continue
+            if job.status != Status.ACTIVE:
+                unmarked.add(job_id)
+            if job.stuck or (job.status != Status.ACTIVE and job_id in self._unmarked):
+                lapsed.append(job)
+        self._unmarked = unmarked
+        for job in lapsed:
+            log.warning("task %s: its lease lapsed (its replica stopped); handing it over", job.key)
+            metrics.QUEUE_TASKS_HANDED_OVER.inc()
+            await self.retry(job, error="its replica stopped renewing its lease")
+        return [job.id for job in lapsed]
+
+    async def dequeue(self, timeout: float = 0.0, poll_interval: float = 0.0) -> Any:
+        try:
+            return await super().dequeue(timeout, poll_interval)
+        except (RedisError, OSError) as e:
+            log.warning("the task queue cannot reach Redis (%s); retrying in %g s", e, REDIS_DOWN_PAUSE_S)
+            await asyncio.sleep(REDIS_DOWN_PAUSE_S)
+            raise
+
+
+class _QuietWorker(Worker):
+    SIGNALS: ClassVar[list] = []  # uvicorn owns the process's signals; the lifespan stops the worker
+
+
+class TaskQueue:
+    def __init__(self, redis_url: str, name: str = "wisp", lease_s: float = 10.0, sweep_s: float = 2.0) -> None:
+        self.queue: Queue = _PatientQueue.from_url(redis_url, name=name)
+        self.lease_s, self.sweep_s = lease_s, sweep_s
+        self._functions: dict[str, Task] = {}
+        self._worker: Worker | None = None
+        self._running: asyncio.Task | None = None
+
+    def register(self, name: str, task: Task) -> None:
+        """`task(**kwargs)` runs when a task of this name is taken; it must not raise (a bug it meets is its
+        job's failure, which it records), and it may run again after its replica dies."""
+        self._functions[name] = task
+
+    async def enqueue(self, name: str, key: str, /, **kwargs: Any) -> bool:
+        """Queue a task unless one of this key is queued or running; False when it was."""
+        job = Job(function=name, kwargs=kwargs, key=f"{name}:{key}", timeout=0, heartbeat=max(1, round(self.lease_s)),
+                  retries=RETRIES, ttl=-1)
+        return await self.queue.enqueue(job) is not None
+
+    async def start(self, concurrency: int) -> None:
+        """Take tasks, `concurrency` at once, until `close`."""
+        functions = [(name, self._leased(name, task)) for name, task in self._functions.items()]
+        self._worker = _QuietWorker(self.queue, functions, concurrency=concurrency, dequeue_timeout=1.0,
+                                    timers={"sweep": max(1, round(self.sweep_s)), "abort": 1})
+        self._running = asyncio.create_task(self._worker.start(), name="task-queue-worker")
+
+    async def close(self) -> None:
+        """Stop taking tasks; the running ones are handed back to the queue (saq retries them elsewhere)."""
+        worker, running, self._worker, self._running = self._worker, self._running, None, None
+        if worker is not None:
+            await worker.stop()
+        if running is not None:
+            await asyncio.gather(running, return_exceptions=True)
+
+    def _leased(self, name: str, task: Task) -> Callable[..., Awaitable[None]]:
+        running = metrics.QUEUE_TASKS_RUNNING.labels(name)
+
+        async def run(ctx: dict[str, Any], **kwargs: Any) -> None:
+            renewing = asyncio.create_task(self._renew(ctx["job"]))
+            running.inc()
+            try:
+                await task(**kwargs)
+            finally:
+                running.dec()
+                renewing.cancel()
+                await asyncio.gather(renewing, return_exceptions=True)
+        return run
+
+    async def _renew(self, job: Any) -> None:
+        while True:
+            await asyncio.sleep(self.lease_s / 3)
+            try:
+                await job.update()
+            except (RedisError, OSError) as e:  # the lease may lapse: the job's records decide who finishes
+                log.warning("could not renew the lease of task %s: %s", job.key, e)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What replicas share on REDIS_URL: a client for the jobs' records, and the task queue."""
+
+    redis: Redis
+    tasks: TaskQueue
+
+
+@asynccontextmanager
+async def shared_state(settings: Settings) -> AsyncIterator[Shared | None]:
+    """The replicas' shared state on REDIS_URL, None without it (one replica: SQLite jobs, in-process limits).
+    Redis need not answer yet: what needs it fails (503) or falls back until it does."""
+    if not settings.redis_url:
+        yield None
+        return
+    redis = Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10)
+    tasks = TaskQueue(settings.redis_url, lease_s=settings.job_lease_s, sweep_s=settings.job_sweep_s)
+    try:
+        yield Shared(redis, tasks)
+    finally:
+        await tasks.close()
+        await tasks.queue.disconnect()
+        await redis.aclose()

@@ -28,7 +28,7 @@ defaults
     timeout tunnel {timeout_s}s
     retries 3
     option redispatch 1
-    retry-on conn-failure empty-response response-timeout
+    retry-on conn-failure empty-response
 
 frontend wisp
     bind 127.0.0.1:{port}

@@ -6,6 +6,7 @@ front of it, and agent-svc under uvicorn exactly as it runs in production.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -142,3 +143,13 @@ def fetching_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory
     with agent_service(stack.searx.url, tmp_path_factory.mktemp("fetching"), "agent-fetching",
                        FETCH_ALLOW_HOSTS="127.0.0.1") as agent:
         yield agent.url
+
+
+@pytest.fixture(scope="module")
+def llm_stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """An OpenAI-compatible chat server whose replies a test can predict (tests/fixtures/llm_stub.py)."""
+    workdir = tmp_path_factory.mktemp("llm-stub")
+    port = free_port()
+    with Service("llm-stub", [sys.executable, str(FIXTURES / "llm_stub.py"), str(port), str(workdir)],
+                 f"http://127.0.0.1:{port}", workdir / "llm-stub.log", health_path="/v1/models") as stub:
+        yield stub

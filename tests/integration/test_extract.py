@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,9 +18,9 @@ from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
 from firecrawl.v2.utils.error_handler import BadRequestError
 from langchain_community.document_loaders import FireCrawlLoader
 
-from offline_web.processes import Service, free_port
+from offline_web.processes import Service
 from offline_web.stack import OfflineStack, llm_service
-from tests.integration.conftest import FIXTURES, agent_service
+from tests.integration.conftest import agent_service
 from tests.integration.test_sdk_js import call_js
 
 PAGES_SCHEMA = {"type": "object", "required": ["pages"], "properties": {"pages": {"type": "array", "items": {
@@ -31,15 +30,6 @@ PROMPT = "List the pages you were shown."
 # each page is its own batch (pages are cut to the budget), so that merging is exercised
 AGENT_ENV = {"FETCH_ALLOW_HOSTS": "127.0.0.1", "RICH_CONTEXT_CHARS": "1500", "EXTRACT_SITE_PAGES": "4",
              "EXTRACT_TIMEOUT_S": "150"}
-
-
-@pytest.fixture(scope="module")
-def llm_stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    workdir = tmp_path_factory.mktemp("llm-stub")
-    port = free_port()
-    with Service("llm-stub", [sys.executable, str(FIXTURES / "llm_stub.py"), str(port), str(workdir)],
-                 f"http://127.0.0.1:{port}", workdir / "llm-stub.log", health_path="/v1/models") as stub:
-        yield stub
 
 
 @pytest.fixture(scope="module")

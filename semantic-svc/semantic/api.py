@@ -19,7 +19,7 @@ from wisp_obs.requests import ObservedRequests, id_header
 
 from semantic import metrics
 from semantic.config import Settings, get_settings
-from semantic.errors import BadRequest, ClientGone, SemanticError, TooLarge
+from semantic.errors import BadRequest, ClientGone, SemanticError, StoreInUse, TooLarge
 from semantic.index import indexing
 from semantic.lane.speed import SpeedKind
 from semantic.models.embedders import Embedder
@@ -78,19 +78,24 @@ class DeleteRequest(BaseModel):
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app, with its index open: StoreInUse when another process holds the embedded index's folder."""
     settings = settings or get_settings()
     check_backends(settings)
     logs.configure(settings.log_level, settings.log_format)
+    # opened here rather than in the lifespan, whose failures uvicorn prints as a traceback: see _served_app
+    runtime = Runtime(settings)
+    index = runtime.store.describe()
+    log.info("vector index: %s Qdrant at %s%s", index["mode"], index["location"],
+             f"; {index['note']}" if "note" in index else "")
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = Runtime(settings)
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         runtime.load_in_background()
-        app.state.runtime = runtime
         yield
         await runtime.close()
 
     app = FastAPI(title="Wisp semantic-svc", summary="Embeddings, reranking and the vector index", lifespan=lifespan)
+    app.state.runtime = runtime
     # its callers are agent-svc's: their request id, when they send one, names the work done for them here too
     app.add_middleware(ObservedRequests, observe=metrics.observe_request,
                        access_log=logging.getLogger("semantic.access"), trust_incoming_id=True)
@@ -168,10 +173,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.get("/readyz")
     async def readyz(request: Request) -> JSONResponse:
         runtime = runtime_of(request)
+        index = runtime.store.describe()
         if runtime.embedder is None:
             reason = runtime.load_error or "loading models"
-            return JSONResponse({"status": "unavailable" if runtime.load_error else "loading", "error": reason}, 503)
-        return JSONResponse({"status": "ready", **_calibration(runtime)})
+            return JSONResponse({"status": "unavailable" if runtime.load_error else "loading", "error": reason,
+                                 "index": index}, 503)
+        return JSONResponse({"status": "ready", "index": index, **_calibration(runtime)})
 
     @app.get("/metrics")
     async def prometheus(request: Request) -> Response:
@@ -195,8 +202,7 @@ def _describe(runtime: Runtime) -> dict[str, Any]:
         "similarity": _embedder_json(runtime.similarity_embedder or embedder),
         "reranker": None if reranker is None else {
             "model": reranker.name, "backend": reranker.backend, "cross_encoder": reranker.is_cross_encoder},
-        "vector_store": {"mode": runtime.store.mode, "location": runtime.store.location,
-                         "default_collection": runtime.settings.qdrant_collection},
+        "vector_store": {**runtime.store.describe(), "default_collection": runtime.settings.qdrant_collection},
         "load_error": runtime.load_error,
     }
     if runtime.rerank_warning:
@@ -289,4 +295,14 @@ def _install_error_handlers(app: FastAPI) -> None:
                             status_code=500, headers=id_header())
 
 
-app = create_app()
+def _served_app() -> FastAPI:
+    """The app uvicorn serves. An embedded index another process holds ends this one with the one line that says
+    why, and uvicorn's exit status for a failed start-up (3), instead of a traceback."""
+    try:
+        return create_app()
+    except StoreInUse as e:
+        log.critical(e.message)
+        raise SystemExit(3) from None
+
+
+app = _served_app()

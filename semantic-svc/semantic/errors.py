@@ -49,6 +49,11 @@ class ModelUnavailable(NotReady):
     """A configured model cannot be loaded; the message says which and why (/readyz then says it)."""
 
 
+class StoreInUse(NotReady):
+    """The embedded index's folder is held by another process: this one does not start (api.py says why in one
+    line and exits)."""
+
+
 class Busy(NotReady):
     """The model lane's queue is full, or a job waited too long to start; the client should retry later."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import signal
@@ -269,6 +270,38 @@ def test_the_embedded_index_survives_a_restart(tmp_path: Path) -> None:
         assert stats["documents"] == 1 and hit["results"][0]["url"] == "https://a.org/x"
     finally:
         second.stop()
+
+
+def test_replicas_cannot_share_an_embedded_index(tmp_path: Path) -> None:
+    """Embedded Qdrant serves one process. A second on the same QDRANT_PATH exits as it starts, with uvicorn's
+    status for a failed start-up and one log line that says why and names QDRANT_URL; one on a folder of its own
+    starts, and answers from an index the first one's documents never reach."""
+    folder = tmp_path / "qdrant"
+    first = semantic_service(tmp_path / "first", QDRANT_PATH=str(folder), CALIBRATE="false")
+    with first.started(timeout_s=180):
+        assert first.process is not None
+        second = semantic_service(tmp_path / "second", QDRANT_PATH=str(folder), CALIBRATE="false", LOG_FORMAT="json")
+        with pytest.raises(RuntimeError, match="semantic-svc exited with 3"):
+            second.start(timeout_s=180)
+        [line] = second.log_path.read_text().splitlines()
+        refusal = json.loads(line)
+        assert refusal["level"] == "CRITICAL" and "set QDRANT_URL" in refusal["message"]
+        assert refusal["message"].startswith(
+            f"QDRANT_PATH {folder} is held by another semantic-svc (pid {first.process.pid} on ")
+
+        httpx.post(first.url + "/index/upsert", json={"documents": [{"url": "https://a.org/x", "text": REBASE}]},
+                   timeout=60).raise_for_status()
+        with semantic_service(tmp_path / "third", CALIBRATE="false").started(timeout_s=180) as third:
+            assert httpx.get(third.url + "/readyz").json()["index"]["shared"] is False
+            unseen = httpx.post(third.url + "/index/search", json={"query": "squash commits"}, timeout=60)
+            assert unseen.status_code == 404 and unseen.json() == {"error": "no collection 'wisp'"}
+
+
+def test_readyz_says_an_embedded_index_is_this_processs_alone(semantic: httpx.Client) -> None:
+    index = semantic.get("/readyz").json()["index"]
+    assert (index["mode"], index["location"], index["shared"]) == ("embedded", str(semantic.workdir / "qdrant"),
+                                                                   False)
+    assert "this process's alone" in index["note"] and "QDRANT_URL" in index["note"]
 
 
 def test_a_similarity_model_of_its_own_serves_similarity_alone(tmp_path: Path) -> None:

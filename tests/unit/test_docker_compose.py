@@ -4,19 +4,38 @@ engine runs here)."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
+from agent.api.index_routes import SimilarRequest
+from agent.api.scrape_wire import MAX_TIMEOUT_MS
 from agent.config import Settings as AgentSettings
 from semantic.config import Settings as SemanticSettings
 
 ROOT = Path(__file__).parents[2]
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+class ComposeLoader(yaml.SafeLoader):
+    """YAML as Compose reads it: `!reset` drops what the files before gave a key."""
+
+
+RESET = object()
+ComposeLoader.add_constructor("!reset", lambda *_: RESET)
+
+
+def compose_file(name: str) -> dict:
+    return yaml.load((ROOT / name).read_text(), Loader=ComposeLoader)
+
+
+COMPOSE = compose_file("docker-compose.yml")
 SERVICES = COMPOSE["services"]
-GPU_OVERRIDE = yaml.safe_load((ROOT / "docker-compose.gpu.yml").read_text())
+GPU_OVERRIDE = compose_file("docker-compose.gpu.yml")
+SCALE_OVERRIDE = compose_file("docker-compose.scale.yml")
 SEARXNG_SETTINGS = yaml.safe_load((ROOT / "searxng" / "settings.yml").read_text())
 INTERPOLATION = re.compile(r"\$\{[A-Z_]+:?-([^}]*)\}")
 
@@ -52,17 +71,29 @@ def test_the_semantic_image_bakes_in_the_models_compose_asks_for() -> None:
     assert "if m]" in dockerfile  # an empty SIMILARITY_MODEL downloads nothing
 
 
+REPLACED_SEQUENCES = {"command", "entrypoint", "test"}  # Compose replaces these lists; it appends to the others
+
+
 def merged(base: dict, override: dict) -> dict:
-    """`override` applied on top of `base` as `docker compose -f base -f override` does for the keys used here:
-    mappings merge key by key, anything else is replaced."""
+    """`override` applied on top of `base` as `docker compose -f base -f override` does: mappings merge key by
+    key, sequences append (but commands and health check tests), `!reset` drops the key, scalars are replaced."""
     result = dict(base)
     for key, value in override.items():
-        both_mappings = isinstance(value, dict) and isinstance(base.get(key), dict)
-        result[key] = merged(base[key], value) if both_mappings else value
+        if value is RESET:
+            result.pop(key, None)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            result[key] = merged(base[key], value)
+        elif isinstance(value, list) and isinstance(base.get(key), list) and key not in REPLACED_SEQUENCES:
+            result[key] = base[key] + value
+        else:
+            result[key] = value
     return result
 
 
 GPU_SERVICES = merged(COMPOSE, GPU_OVERRIDE)["services"]
+SCALED = merged(COMPOSE, SCALE_OVERRIDE)
+SCALED_SERVICES = SCALED["services"]
+STACKS = pytest.mark.parametrize("compose", [COMPOSE, SCALED], ids=["single", "scaled"])
 
 
 def by_default(value: str) -> str:
@@ -87,9 +118,10 @@ def test_every_service_has_an_image_or_a_buildable_context() -> None:
         assert "image" in service or dockerfile_of(service).is_file(), name
 
 
+@STACKS
 @pytest.mark.parametrize(("service", "settings"), [("agent-svc", AgentSettings), ("semantic-svc", SemanticSettings)])
-def test_service_environment_uses_the_settings_names(service: str, settings: type) -> None:
-    unknown = set(SERVICES[service]["environment"]) - env_names(settings)
+def test_service_environment_uses_the_settings_names(compose: dict, service: str, settings: type) -> None:
+    unknown = set(compose["services"][service]["environment"]) - env_names(settings)
     assert not unknown, f"{service} sets variables its Settings class does not read: {unknown}"
 
 
@@ -105,20 +137,23 @@ def test_urls_point_at_the_right_service_and_port(service: str, variable: str, t
     assert url.port == expected_port
 
 
-def test_dependencies_exist_and_health_conditions_have_health_checks() -> None:
-    for name, service in SERVICES.items():
+@STACKS
+def test_dependencies_exist_and_health_conditions_have_health_checks(compose: dict) -> None:
+    services = compose["services"]
+    for name, service in services.items():
         for dependency, condition in service.get("depends_on", {}).items():
-            assert dependency in SERVICES, f"{name} depends on unknown {dependency}"
+            assert dependency in services, f"{name} depends on unknown {dependency}"
             if condition["condition"] == "service_healthy":
-                target = SERVICES[dependency]
+                target = services[dependency]
                 has_check = "healthcheck" in target or (
                     "build" in target and "HEALTHCHECK" in dockerfile_of(target).read_text())
                 assert has_check, f"{name} waits for {dependency} to be healthy, which has no health check"
 
 
-def test_volumes_exist() -> None:
-    named = set(COMPOSE.get("volumes") or {})
-    for name, service in SERVICES.items():
+@STACKS
+def test_volumes_exist(compose: dict) -> None:
+    named = set(compose.get("volumes") or {})
+    for name, service in compose["services"].items():
         for volume in service.get("volumes", []):
             source = volume.split(":", 1)[0]
             if source.startswith("."):
@@ -127,8 +162,9 @@ def test_volumes_exist() -> None:
                 assert source in named, f"{name} uses undeclared volume {source}"
 
 
-def test_published_ports_bind_loopback_only() -> None:
-    for service in SERVICES.values():
+@STACKS
+def test_published_ports_bind_loopback_only(compose: dict) -> None:
+    for service in compose["services"].values():
         for mapping in service.get("ports", []):
             assert by_default(str(mapping)).startswith("127.0.0.1:")
 
@@ -245,3 +281,180 @@ def test_both_services_hold_one_pipeline_deadline() -> None:
     services = COMPOSE["services"]
     deadlines = {name: services[name]["environment"]["PIPELINE_DEADLINE_S"] for name in ("agent-svc", "semantic-svc")}
     assert set(deadlines.values()) == {"${PIPELINE_DEADLINE_S:-8}"}
+
+
+# docker-compose.scale.yml on top of docker-compose.yml: agent-svc replicas on Redis behind HAProxy
+
+HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
+DURATION = re.compile(r"(\d+)(ms|s|m|h)?")
+
+
+def haproxy_sections(text: str) -> dict[str, list[str]]:
+    """Each section of an HAProxy configuration ("frontend wisp") with its lines, comments and spacing dropped."""
+    sections: dict[str, list[str]] = {}
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line.strip():
+            continue
+        if line[0].isspace():
+            lines.append(" ".join(line.split()))
+        else:
+            lines = sections.setdefault(" ".join(line.split()), [])
+    return sections
+
+
+HAPROXY = haproxy_sections(HAPROXY_CFG.read_text())
+
+
+def seconds(duration: str) -> float:
+    """An HAProxy duration in seconds (a bare number is milliseconds)."""
+    match = DURATION.fullmatch(duration)
+    assert match, duration
+    number, unit = match.groups()
+    return int(number) * {"ms": 0.001, None: 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+def setting(section: str, name: str) -> str:
+    """The value of the line of `section` that starts with `name` ("timeout server" → "610s")."""
+    [value] = [line.removeprefix(name).strip() for line in HAPROXY[section] if line.startswith(name + " ")]
+    return value
+
+
+def frontend_on(port: int) -> str:
+    [frontend] = [s for s, lines in HAPROXY.items() if s.startswith("frontend ") and f"bind :{port}" in lines]
+    return frontend
+
+
+def backend_of(frontend: str) -> list[str]:
+    return HAPROXY["backend " + setting(frontend, "default_backend")]
+
+
+def published_port(service: dict) -> int:
+    """The container port of a service's one published mapping."""
+    [mapping] = service["ports"]
+    return int(by_default(mapping).rsplit(":", 1)[-1])
+
+
+def longest_request_s() -> float:
+    """The longest a request may keep its agent-svc replica answering: a rich answer, or a scrape or /v2/similar
+    with the longest `timeout` they take."""
+    similar_ms = next(m.le for m in SimilarRequest.model_fields["timeout"].metadata if hasattr(m, "le"))
+    return max(AgentSettings().rich_deadline_s, MAX_TIMEOUT_MS / 1000, similar_ms / 1000)
+
+
+def test_the_scaled_stack_adds_redis_and_a_balancer_to_the_same_services() -> None:
+    assert set(SCALED_SERVICES) == set(SERVICES) | {"redis", "balancer"}
+    assert set(SCALE_OVERRIDE["services"]) - {"redis", "balancer"} <= set(SERVICES)  # overrides, not new copies
+    for name, service in SCALED_SERVICES.items():
+        assert "image" in service or dockerfile_of(service).is_file(), name
+
+
+@STACKS
+def test_every_service_says_when_it_is_healthy(compose: dict) -> None:
+    for name, service in compose["services"].items():
+        assert "healthcheck" in service or "HEALTHCHECK" in dockerfile_of(service).read_text(), name
+
+
+def test_the_scaled_stack_runs_three_agent_replicas_and_two_semantic_ones() -> None:
+    assert SCALED_SERVICES["agent-svc"]["deploy"]["replicas"] == 3
+    assert SCALED_SERVICES["semantic-svc"]["deploy"]["replicas"] == 2
+    assert not any("deploy" in SERVICES[name] for name in ("agent-svc", "semantic-svc"))  # the default: one each
+
+
+def test_every_agent_replica_shares_one_redis_and_waits_for_it() -> None:
+    agent = SCALED_SERVICES["agent-svc"]
+    url = urlsplit(agent["environment"]["REDIS_URL"])
+    assert (url.scheme, url.hostname, url.port) == ("redis", "redis", int(SCALED_SERVICES["redis"]["expose"][0]))
+    assert agent["depends_on"]["redis"] == {"condition": "service_healthy"}
+    assert "REDIS_URL" not in SERVICES["agent-svc"]["environment"]  # the single-machine default keeps SQLite jobs
+
+
+def test_redis_keeps_an_append_only_file_on_a_volume_and_says_when_it_is_loaded() -> None:
+    redis = SCALED_SERVICES["redis"]
+    command = redis["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert command[command.index("--maxmemory-policy") + 1] == "noeviction"  # a full Redis drops no job
+    [volume] = redis["volumes"]
+    assert volume.split(":")[1] == "/data" and volume.split(":")[0] in SCALED["volumes"]
+    assert "ping" in " ".join(redis["healthcheck"]["test"]) and "PONG" in " ".join(redis["healthcheck"]["test"])
+
+
+def test_semantic_replicas_share_the_qdrant_server_and_never_an_embedded_index() -> None:
+    semantic = SCALED_SERVICES["semantic-svc"]
+    url = urlsplit(semantic["environment"]["QDRANT_URL"])
+    assert (url.hostname, url.port) == ("qdrant", 6333)
+    assert "QDRANT_PATH" not in semantic["environment"] and not semantic.get("volumes")
+    assert semantic["depends_on"]["qdrant"] == {"condition": "service_healthy"}
+
+
+def test_only_the_balancer_is_published_and_on_loopback_where_agent_svc_was() -> None:
+    assert {name for name, service in SCALED_SERVICES.items() if service.get("ports")} == {"balancer"}
+    assert [by_default(p) for p in SCALED_SERVICES["balancer"]["ports"]] == ["127.0.0.1:3002:8000"]
+
+
+def test_the_balancer_runs_the_repositorys_config_and_starts_after_the_replicas() -> None:
+    balancer = SCALED_SERVICES["balancer"]
+    [volume] = balancer["volumes"]
+    source, target, mode = volume.split(":")
+    assert (ROOT / source).resolve() == HAPROXY_CFG.resolve() and target == "/usr/local/etc/haproxy/haproxy.cfg"
+    assert mode == "ro"
+    assert balancer["depends_on"] == {"agent-svc": {"condition": "service_healthy"},
+                                      "semantic-svc": {"condition": "service_healthy"}}
+    assert setting(frontend_on(published_port(balancer)), "monitor-uri") in " ".join(balancer["healthcheck"]["test"])
+
+
+def test_clients_reach_every_agent_replica_round_robin() -> None:
+    agent = SCALED_SERVICES["agent-svc"]
+    backend = backend_of(frontend_on(published_port(SCALED_SERVICES["balancer"])))
+    assert "balance roundrobin" in backend
+    [servers] = [line for line in backend if line.startswith("server-template ")]
+    _, _, slots, address, *options = servers.split()
+    assert address == f"agent-svc:{container_port(agent)}" and int(slots) >= agent["deploy"]["replicas"]
+    assert {"check", "resolvers"} <= set(options)  # each replica found through Docker's DNS, and checked
+
+
+def test_agent_svc_reaches_the_semantic_replicas_through_the_balancer_round_robin_once_ready() -> None:
+    url = urlsplit(SCALED_SERVICES["agent-svc"]["environment"]["SEMANTIC_SVC_URL"])
+    assert url.hostname == "balancer" and str(url.port) in SCALED_SERVICES["balancer"]["expose"]
+    backend = backend_of(frontend_on(url.port))
+    assert "balance roundrobin" in backend and "option httpchk GET /readyz" in backend
+    [servers] = [line for line in backend if line.startswith("server-template ")]
+    assert servers.split()[3] == f"semantic-svc:{container_port(SERVICES['semantic-svc'])}"
+
+
+def test_the_balancer_waits_as_long_as_a_replica_may_answer() -> None:
+    """A rich answer takes up to RICH_DEADLINE_S, a scrape or /v2/similar up to their longest `timeout`: a
+    balancer that gave up sooner would cut answers agent-svc is still writing."""
+    for name in ("timeout server", "timeout client"):
+        assert seconds(setting("defaults", name)) >= max(120, longest_request_s()), name
+    assert seconds(setting("defaults", "timeout tunnel")) >= 3600  # the crawl's WebSocket
+
+
+def test_the_balancer_streams_answers_unbuffered() -> None:
+    settings = [line for lines in HAPROXY.values() for line in lines]
+    assert "option http-no-delay" in HAPROXY["defaults"]  # each server-sent event leaves as it comes
+    assert not any(line.startswith(("compression", "option http-buffer-request")) for line in settings)
+
+
+def test_the_balancer_names_the_client_and_the_replicas_trust_only_that() -> None:
+    """The keyless rate limit counts by client address: the balancer sets X-Forwarded-For (a client cannot add
+    to it), and agent-svc's uvicorn reads it, its command otherwise the image's."""
+    frontend = frontend_on(published_port(SCALED_SERVICES["balancer"]))
+    assert "http-request set-header X-Forwarded-For %[src]" in HAPROXY[frontend]
+    command = SCALED_SERVICES["agent-svc"]["command"]
+    image_command = re.search(r"^CMD (\[.*\])$", dockerfile_of(SERVICES["agent-svc"]).read_text(), re.M)
+    assert image_command and command == [*yaml.safe_load(image_command.group(1)), "--forwarded-allow-ips", "*"]
+
+
+def test_retries_never_send_a_request_twice() -> None:
+    settings = [line for lines in HAPROXY.values() for line in lines]
+    assert not any(line.startswith("retry-on") for line in settings)  # the default: connection failures alone
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None and not Path("/usr/sbin/haproxy").exists(),
+                    reason="no HAProxy to check the configuration with")
+def test_haproxy_accepts_the_configuration() -> None:
+    haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
+    checked = subprocess.run([haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

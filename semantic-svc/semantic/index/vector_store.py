@@ -5,6 +5,9 @@ One point per chunk, with named vectors: `dense` (cosine) and, in a collection c
 Qdrant weighs by IDF (`lexical.py`). Search then orders by reciprocal rank fusion of both, and reports each hit's
 dense cosine as its score, so that a threshold on it (agent-svc's VECTOR_FLOOR) means the same with or without
 a lexical side. A collection created without one (or before they existed) is searched by cosine alone.
+
+Embedded, the index is one process's alone: a second process on the folder does not start (`folder_lock.py`), and
+a replica on a folder of its own would answer from an index the others never see. Replicas share a server.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from semantic.errors import CollectionNotFound, DimensionMismatch
+from semantic.index.folder_lock import FolderLock
 from semantic.kinds import Lexical
 
 DENSE, LEXICAL = "dense", "lexical"
 # candidates each side brings to the fusion, per hit asked: a hit one side ranks low can still rise
 PREFETCH_PER_HIT = 4
+EMBEDDED_NOTE = ("this index is this process's alone: replicas share one index only through a Qdrant server "
+                 "(QDRANT_URL)")
 
 
 @dataclass
@@ -43,10 +49,26 @@ class VectorStore:
     def __init__(self, url: str = "", path: str = "") -> None:
         self.mode = "server" if url else "embedded"
         self.location = url or path
-        self._client = QdrantClient(url=url) if url else QdrantClient(path=path)
+        self._lock = None if url else FolderLock(path)
+        try:
+            self._client = QdrantClient(url=url) if url else QdrantClient(path=path)
+        except BaseException:
+            self._release()
+            raise
 
     def close(self) -> None:
         self._client.close()
+        self._release()
+
+    def describe(self) -> dict[str, Any]:
+        """Where the index lives and whether other processes see it (/readyz, /models)."""
+        if self.mode == "server":
+            return {"mode": self.mode, "location": self.location, "shared": True}
+        return {"mode": self.mode, "location": self.location, "shared": False, "note": EMBEDDED_NOTE}
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
 
     def exists(self, collection: str) -> bool:
         return self._client.collection_exists(collection)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from semantic.errors import CollectionNotFound, DimensionMismatch
+from semantic.errors import CollectionNotFound, DimensionMismatch, StoreInUse
 from semantic.index.lexical import document_vector, query_vector
 from semantic.index.vector_store import StoredChunk, VectorStore, point_id
 
@@ -125,3 +125,18 @@ def test_the_embedded_store_persists_across_a_restart(tmp_path: Path) -> None:
 
 def test_point_ids_are_stable() -> None:
     assert point_id("u", 0) == point_id("u", 0) != point_id("u", 1)
+
+
+def test_a_second_embedded_store_on_one_folder_is_refused_until_the_first_closes(tmp_path: Path) -> None:
+    first = VectorStore(path=str(tmp_path / "q"))
+    with pytest.raises(StoreInUse, match="QDRANT_URL"):
+        VectorStore(path=str(tmp_path / "q"))
+    first.close()
+    VectorStore(path=str(tmp_path / "q")).close()
+
+
+def test_an_embedded_store_says_its_index_is_this_processs_alone(store: VectorStore, tmp_path: Path) -> None:
+    described = store.describe()
+    assert (described["mode"], described["location"], described["shared"]) == ("embedded", str(tmp_path / "qdrant"),
+                                                                                False)
+    assert "this process's alone" in described["note"] and "QDRANT_URL" in described["note"]

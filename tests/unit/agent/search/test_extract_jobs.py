@@ -49,7 +49,8 @@ def test_a_job_is_processing_then_completed_with_its_result() -> None:
         runner, clock = Runner(), Clock()
         jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
         job_id = await jobs.start(JOB, OWNER)
-        assert (await jobs.get(job_id, OWNER)).status == PROCESSING and (await jobs.get(job_id, OWNER)).expires == 1060.0
+        record = await jobs.get(job_id, OWNER)
+        assert record.status == PROCESSING and record.expires == 1060.0
         runner.gate.set()
         await settled()
         record = await jobs.get(job_id, OWNER)

@@ -1,9 +1,12 @@
 """Paths shared by every test, and the offline switches every model load must see."""
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from offline_web.redis_server import RedisServer
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -17,6 +20,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server on loopback for the tests of what replicas share; tests that kill it start it again."""
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

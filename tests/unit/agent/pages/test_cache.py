@@ -46,7 +46,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[int]
                 return DiskStore(tmp_path / "pages", max_bytes)
             case "memory":
                 return MemoryStore(max_bytes)
-        return RedisStore(request.getfixturevalue("redis_url"), max_bytes, 3600)
+        return RedisStore(request.getfixturevalue("redis_url"), max_bytes, 3600, touch_after_s=0)
     return store
 
 

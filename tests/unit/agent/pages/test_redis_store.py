@@ -54,7 +54,8 @@ def test_an_entry_expires_after_its_time_to_live_and_its_bytes_are_no_longer_cou
 
 
 def test_the_bound_holds_across_replicas_least_recently_used_first(redis_url: str) -> None:
-    one, other, client = RedisStore(redis_url, 3500, HOUR_S), RedisStore(redis_url, 3500, HOUR_S), raw(redis_url)
+    one, other = (RedisStore(redis_url, 3500, HOUR_S, touch_after_s=0) for _ in range(2))
+    client = raw(redis_url)
     one.write("0", b"x" * 1000)
     other.write("1", b"x" * 1000)
     one.write("2", b"x" * 1000)
@@ -65,6 +66,19 @@ def test_the_bound_holds_across_replicas_least_recently_used_first(redis_url: st
     one.write("0", b"x" * 500)  # a new copy counts its own size, not both
     assert one.held_bytes == 2500 and client.hlen("wisp:pages:sizes") == 3
     assert one.write("big", b"x" * 4000) >= 1 and one.held_bytes <= 3500  # larger than the bound: not kept
+
+
+def test_a_lookup_records_a_use_only_when_the_last_one_recorded_is_old_enough(redis_url: str) -> None:
+    """A lookup that records nothing writes nothing: no AOF append, no fsync."""
+    client = raw(redis_url)
+    RedisStore(redis_url, 10**8, HOUR_S).write("page", b"x")
+    written = client.zscore("wisp:pages:used", "page")
+    aof = client.info("persistence")["aof_current_size"]
+    assert RedisStore(redis_url, 10**8, HOUR_S, touch_after_s=60).read("page") == b"x"
+    assert client.zscore("wisp:pages:used", "page") == written and client.info("persistence")["aof_current_size"] == aof
+    time.sleep(0.01)
+    assert RedisStore(redis_url, 10**8, HOUR_S, touch_after_s=0.005).read("page") == b"x"
+    assert client.zscore("wisp:pages:used", "page") > written
 
 
 def test_an_entry_that_does_not_read_back_is_unreadable_and_dropped(redis_url: str) -> None:

@@ -29,9 +29,9 @@ _USED, _SIZES, _HELD = (f"{_PREFIX}{name}" for name in ("used", "sizes", "held")
 _ENTRY = f"{_PREFIX}page:"  # + key: an entry
 _TIMEOUT_S = 0.5  # a loopback or LAN GET of a page takes under a millisecond; a fetch, hundreds
 # a lookup that records a use is a write, appended to the AOF and, with `appendfsync always` (the durability the
-# job queues may ask), fsynced: bench/page_cache_shared.py measured 0.50 ms median and 2.7 ms p95 on loopback,
-# against 0.13 and 0.50 for a lookup that writes nothing. A use recorded at most once a minute makes most lookups
-# reads; the least recently used order is then a minute's
+# job queues may ask), fsynced: bench/page_cache_shared.py measured 0.5 to 2.2 ms median on loopback (two runs on
+# a loaded machine), against 0.13 to 0.15 for a lookup that writes nothing. A use recorded at most once a minute
+# makes most lookups reads; the least recently used order is then a minute's
 _TOUCH_AFTER_S = 60.0
 
 # KEYS: used, sizes, held; ARGV[1]: the entries' prefix, ARGV[2]: the key

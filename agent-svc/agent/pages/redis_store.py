@@ -10,9 +10,9 @@ policy evicted) is forgotten when it is next looked up or when it is the least r
 is still counted, so the bytes held are never more than the count.
 
 Redis's errors come out as OSError, which the page cache takes for a store that failed: a lookup is a miss, a
-write is skipped. The client waits at most `_TIMEOUT_S` and does not try again (redis-py's own client retries ten
-times with backoff), so that a Redis down or slow costs a request no more than a fetch would; a connection that a
-restart of Redis closed is replaced when it is next taken from the pool.
+write is skipped. The client waits at most `_TIMEOUT_S` and does not try again (said here, not left to redis-py's
+defaults, which have changed between its versions), so that a Redis down or slow costs a request no more than a
+fetch would; a connection that a restart of Redis closed is replaced when it is next taken from the pool.
 """
 
 from __future__ import annotations

@@ -89,8 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                       settings.index_collection)
             llm = LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
                             settings.llm_system_role)
-            cache = open_cache(settings.page_cache, settings.page_cache_dir, settings.page_cache_max_bytes,
-                               settings.default_max_age_ms)
+            cache = open_cache(settings)
             app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
                                                      Fetcher(fetch_http, policy, cache), pool,
                                                      Ingest(semantic, settings),

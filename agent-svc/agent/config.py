@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from wisp_obs.logs import LogFormat
 
@@ -22,7 +22,7 @@ DEFAULT_JUNK_PATHS = (
     r"(/|\.[a-z]+$|$)|(^|/)Special:|[?&](action|oldid|diff|printable)="
 )
 
-PageCacheKind = Literal["disk", "memory", "off"]
+PageCacheKind = Literal["disk", "memory", "redis", "off"]
 
 
 class Settings(BaseSettings):
@@ -58,10 +58,13 @@ class Settings(BaseSettings):
     )
     # the page cache (pages/cache.py): Firecrawl's maxAge and storeInCache
     page_cache: PageCacheKind = Field("disk", description="Where fetched pages are kept for maxAge: disk (shared by "
-                                      "the processes of one machine), memory, or off")
+                                      "the processes of one machine), memory, redis (REDIS_URL: shared by every "
+                                      "replica), or off")
     page_cache_dir: str = Field("./wisp-data/page-cache", description="Directory of the disk page cache")
     page_cache_max_bytes: int = Field(1_000_000_000, ge=10_000_000, description="Compressed bytes the page cache "
                                       "holds at most; the least recently used pages go first")
+    page_cache_ttl_s: int = Field(172_800, ge=1, description="redis page cache: how long a page is kept at most, "
+                                  "whatever maxAge later asks (2 days: Firecrawl's cloud default)")
     default_max_age_ms: int = Field(0, ge=0, description="maxAge of requests that name none (0: always fetch; "
                                     "Firecrawl's cloud uses 2 days)")
     semantic_pool: int = Field(10, ge=1, le=50, description="SearXNG candidates semantic mode ranks")
@@ -219,6 +222,12 @@ class Settings(BaseSettings):
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")
     log_level: str = Field("INFO", description="Python logging level")
+
+    @model_validator(mode="after")
+    def a_redis_cache_needs_redis_url(self) -> Settings:
+        if self.page_cache == "redis" and not self.redis_url:
+            raise ValueError("PAGE_CACHE=redis keeps pages in the Redis of REDIS_URL, which is not set")
+        return self
 
 
 @lru_cache

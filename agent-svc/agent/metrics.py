@@ -16,7 +16,7 @@ from agent.core.outcome import Cause
 from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
 
-CacheLookup = Literal["hit", "miss", "expired", "unreadable", "refused"]
+CacheLookup = Literal["hit", "miss", "expired", "unreadable", "unavailable", "refused"]
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
 

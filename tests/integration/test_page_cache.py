@@ -1,6 +1,7 @@
 """The page cache behind a real agent-svc: a scrape, a search's scrapeOptions and a crawl with `maxAge` are served
 a kept copy, through raw HTTP, firecrawl-py and firecrawl-js. The site is a local server whose every answer
-differs (`visit N`) and that counts its requests: a page served twice the same came from the cache."""
+differs (`visit N`) and that counts its requests: a page served twice the same came from the cache. Replicas on
+one Redis page cache (a real redis-server, HAProxy in front) serve each other's pages."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import httpx
 import pytest
 from firecrawl import Firecrawl
 
-from offline_web.stack import OfflineStack
+from offline_web.stack import OfflineStack, ScaledAgents, scaled_agents
 from tests.integration.conftest import agent_service, finished_crawl
 from tests.integration.test_sdk_js import call_js
 
@@ -71,6 +72,14 @@ def cache_agent(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -
     with agent_service(stack.searx.url, tmp_path_factory.mktemp("page-cache"), "agent-cache",
                        FETCH_ALLOW_HOSTS="127.0.0.1", CRAWL_HOST_DELAY_S="0") as agent:
         yield agent.url
+
+
+@pytest.fixture(scope="module")
+def shared_cache_agents(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScaledAgents]:
+    """Two agent-svc replicas whose page cache is their Redis, behind a round-robin balancer."""
+    with scaled_agents(stack.searx.url, tmp_path_factory.mktemp("shared-page-cache"), replicas=2,
+                       env={"PAGE_CACHE": "redis", "FETCH_ALLOW_HOSTS": "127.0.0.1"}) as agents:
+        yield agents
 
 
 def scrape(agent: str, url: str, **options: object) -> dict:
@@ -157,3 +166,25 @@ def test_the_cache_is_counted_in_metrics(cache_agent: str, site: ChangingSite) -
     assert samples['wisp_agent_page_cache_lookups_total{result="hit"}'] >= 1
     assert samples['wisp_agent_page_cache_lookups_total{result="miss"}'] >= 1
     assert samples["wisp_agent_page_cache_stores_total"] >= 1 and samples["wisp_agent_page_cache_bytes"] > 0
+
+
+def test_replicas_on_one_redis_page_cache_serve_the_pages_the_other_fetched(shared_cache_agents: ScaledAgents,
+                                                                          stack: OfflineStack) -> None:
+    one, other = (replica.url for replica in shared_cache_agents.replicas)
+    path = "/www.sqlite.org/wal.html"
+    fetched_before = len(stack.web.requests_to(path))  # other tests of the session may have fetched it
+    first = scrape(one, stack.web.url + path, maxAge=HOUR_MS)
+    second = scrape(other, stack.web.url + path, maxAge=HOUR_MS)
+    assert first["metadata"]["cacheState"] == "miss" and second["metadata"]["cacheState"] == "hit"
+    assert second["markdown"] == first["markdown"] and second["metadata"]["cachedAt"]
+    assert len(stack.web.requests_to(path)) == fetched_before + 1
+
+
+def test_behind_the_balancer_a_page_is_fetched_once_whichever_replica_answers(shared_cache_agents: ScaledAgents,
+                                                                               stack: OfflineStack) -> None:
+    paths = ["/www.sqlite.org/atomiccommit.html", "/www.sqlite.org/pragma.html", "/www.sqlite.org/isolation.html"]
+    fetched_before = {path: len(stack.web.requests_to(path)) for path in paths}
+    states = [scrape(shared_cache_agents.url, stack.web.url + path, maxAge=HOUR_MS)["metadata"]["cacheState"]
+              for _ in range(2) for path in paths]  # three pages on two replicas: each goes to both
+    assert states == ["miss"] * 3 + ["hit"] * 3
+    assert [len(stack.web.requests_to(path)) - fetched_before[path] for path in paths] == [1, 1, 1]

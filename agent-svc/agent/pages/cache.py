@@ -6,11 +6,12 @@ copy serves every format and extraction option. Only pages fetched whole are kep
 SSRF guard) are no page; an HTTP error status is often passing (429, 503), and kept it would hide the page's
 recovery for up to maxAge: Firecrawl keeps them but serves an older 2xx copy first, which one entry per URL cannot.
 
-Two stores behind one interface: a directory (the default; processes on one machine may share it: an entry is
-written whole, then renamed into place, so that a reader sees an old copy, a new one, or none) or memory. Both
-hold at most PAGE_CACHE_MAX_BYTES of compressed entries, the least recently used dropped first. An entry that does
-not read back (truncated, corrupt, another URL's) is a miss, and is dropped. Compression and disk I/O run in
-threads, off the event loop (zlib releases the GIL), and a cache that fails costs only itself: the page is fetched.
+Stores behind one interface, one registry line each: a directory (the default; processes on one machine may
+share it: an entry is written whole, then renamed into place, so that a reader sees an old copy, a new one, or
+none), memory, or Redis (redis_store.py: every replica's). Each holds at most PAGE_CACHE_MAX_BYTES of compressed
+entries, the least recently used dropped first. An entry that does not read back (truncated, corrupt, another
+URL's) is a miss, and is dropped. Compression and I/O run in threads, off the event loop (zlib releases the GIL),
+and a cache that fails costs only itself: a store that raises OSError is a miss, its write skipped.
 A fetched page is kept by a background task, off the request's path, and served from memory until it is written.
 """
 
@@ -35,8 +36,9 @@ from typing import Any, Protocol
 from urllib.parse import urldefrag
 
 from agent import metrics
-from agent.config import PageCacheKind
+from agent.config import PageCacheKind, Settings
 from agent.core.pages import CacheUse, Fetched
+from agent.pages.redis_store import RedisStore
 
 log = logging.getLogger(__name__)
 _MAGIC = b"wisp-page/1\n"  # a file that does not start so is no entry of this format
@@ -54,7 +56,7 @@ _MAX_WRITES = 32
 
 
 class Store(Protocol):
-    """Compressed entries by key, bounded in bytes; thread-safe."""
+    """Compressed entries by key, bounded in bytes; thread-safe; OSError when it cannot be read or written."""
 
     @property
     def held_bytes(self) -> int:
@@ -334,7 +336,8 @@ class PageCache:
             blob = self._store.read(key)
         except OSError as e:
             log.warning("the page cache could not read %s: %s", url, e)
-            blob = None
+            metrics.page_cache_looked_up("unavailable")
+            return None
         if blob is None:
             metrics.page_cache_looked_up("miss")
             return None
@@ -351,19 +354,26 @@ class PageCache:
     def _put(self, fetched: Fetched, now: float) -> None:
         try:
             evicted = self._store.write(_key(fetched.url), encoded(fetched, now))
-        except OSError as e:  # a full or read-only disk: the page was fetched all the same
+        except OSError as e:  # a full or read-only disk, Redis down: the page was fetched all the same
             log.warning("the page cache could not keep %s: %s", fetched.url, e)
             return
         metrics.page_cache_stored(evicted, self._store.held_bytes)
 
 
-def open_cache(kind: PageCacheKind, directory: str, max_bytes: int, default_max_age_ms: int) -> PageCache | None:
+_STORES: dict[PageCacheKind, Callable[[Settings], Store]] = {
+    "disk": lambda settings: DiskStore(Path(settings.page_cache_dir), settings.page_cache_max_bytes),
+    "memory": lambda settings: MemoryStore(settings.page_cache_max_bytes),
+    "redis": lambda settings: RedisStore(settings.redis_url, settings.page_cache_max_bytes, settings.page_cache_ttl_s),
+}
+
+
+def open_cache(settings: Settings) -> PageCache | None:
     """The cache PAGE_CACHE asks for (None: off)."""
-    if kind == "off":
+    if settings.page_cache == "off":
         return None
-    store = DiskStore(Path(directory), max_bytes) if kind == "disk" else MemoryStore(max_bytes)
+    store = _STORES[settings.page_cache](settings)
     metrics.page_cache_held(store.held_bytes)
-    return PageCache(store, default_max_age_ms)
+    return PageCache(store, settings.default_max_age_ms)
 
 
 def encoded(fetched: Fetched, stored_at: float) -> bytes:

@@ -1,5 +1,5 @@
-"""The page cache on its real stores (a temporary directory, memory): what a copy keeps, maxAge and storeInCache,
-least-recently-used eviction by size, entries that do not read back, and writers at once."""
+"""The page cache on its real stores (a temporary directory, memory, a real redis-server): what a copy keeps, maxAge
+and storeInCache, least-recently-used eviction by size, entries that do not read back, and writers at once."""
 
 import asyncio
 import errno
@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.pages import cache as cache_module
 from agent.pages.cache import DiskStore, MemoryStore, PageCache, Store, decoded, encoded, open_cache
+from agent.pages.redis_store import RedisStore
 
 from ..test_metrics import Moved, value
 
@@ -36,10 +38,15 @@ def page(url: str = URL, body: bytes = HTML) -> Fetched:
     return Fetched(url, url.replace("http://", "https://"), 200, "text/html", body, "utf-8")
 
 
-@pytest.fixture(params=["disk", "memory"])
+@pytest.fixture(params=["disk", "memory", "redis"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[int], Store]:
     def store(max_bytes: int) -> Store:
-        return DiskStore(tmp_path / "pages", max_bytes) if request.param == "disk" else MemoryStore(max_bytes)
+        match request.param:
+            case "disk":
+                return DiskStore(tmp_path / "pages", max_bytes)
+            case "memory":
+                return MemoryStore(max_bytes)
+        return RedisStore(request.getfixturevalue("redis_url"), max_bytes, 3600, touch_after_s=0)
     return store
 
 
@@ -153,14 +160,16 @@ def test_the_least_recently_used_pages_go_first_to_stay_within_the_bound(make_st
 
 
 def test_bytes_held_are_reported_and_a_disk_cache_counts_what_it_finds_at_start(tmp_path: Path) -> None:
-    cache = open_cache("disk", str(tmp_path / "pages"), 10_000_000, 0)
+    cache = open_cache(Settings(page_cache="disk", page_cache_dir=str(tmp_path / "pages"),
+                                page_cache_max_bytes=10_000_000))
     assert cache is not None
     asyncio.run(cache.put(page()))
     held = sum(f.stat().st_size for f in (tmp_path / "pages").iterdir())
     assert held > 0 and value("wisp_agent_page_cache_bytes") == held
     reopened = DiskStore(tmp_path / "pages", 10_000_000)
     assert reopened.held_bytes == held
-    assert open_cache("off", str(tmp_path / "unused"), 10_000_000, 0) is None and not (tmp_path / "unused").exists()
+    assert open_cache(Settings(page_cache="off", page_cache_dir=str(tmp_path / "unused"))) is None
+    assert not (tmp_path / "unused").exists()
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "another URL's", "headless"])
@@ -191,10 +200,22 @@ class FullDisk(MemoryStore):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+class BrokenDisk(MemoryStore):
+    def read(self, key: str) -> bytes | None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
 def test_a_cache_that_cannot_write_costs_only_itself() -> None:
     web = Web()
     fetched = through(PageCache(FullDisk(10_000_000), 0, Clock()), URL, CacheUse(60_000), web.fetch)
     assert fetched.body == HTML and fetched.cache_state == "miss" and web.count == 1
+
+
+def test_a_cache_that_cannot_read_is_counted_unavailable_and_the_page_fetched() -> None:
+    web = Web()
+    with Moved("wisp_agent_page_cache_lookups_total", result="unavailable") as unavailable:
+        fetched = through(PageCache(BrokenDisk(10_000_000), 0, Clock()), URL, CacheUse(60_000), web.fetch)
+    assert fetched.body == HTML and fetched.cache_state == "miss" and web.count == 1 and unavailable.by == 1
 
 
 def test_concurrent_requests_and_two_processes_on_one_directory_keep_every_entry_whole(tmp_path: Path) -> None:

@@ -1,0 +1,12 @@
+"""agent-svc's Settings: combinations that cannot work are refused when the settings are read, at start-up."""
+
+import pytest
+from pydantic import ValidationError
+
+from agent.config import Settings
+
+
+def test_a_redis_page_cache_without_redis_url_is_refused() -> None:
+    with pytest.raises(ValidationError, match="PAGE_CACHE=redis keeps pages in the Redis of REDIS_URL"):
+        Settings(page_cache="redis", redis_url="")
+    assert Settings(page_cache="redis", redis_url="redis://127.0.0.1:6379/0").page_cache == "redis"

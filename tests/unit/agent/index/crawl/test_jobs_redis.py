@@ -77,7 +77,7 @@ def test_a_page_is_recorded_once_whoever_visits_it(redis_server: RedisServer) ->
         await store.done("j", "k1", {"markdown": "second"})  # the slower visit finds it recorded
         assert await store.claim("j", "k1") is None
         assert await store.counts("j") == Counts(2, 1) and await store.queued("j") == 1
-        job, counts, documents = await store.snapshot("j", 0, 10, 10_000)
+        _, counts, documents = await store.snapshot("j", 0, 10, 10_000)
         assert documents == [{"markdown": "first"}] and counts == Counts(2, 1)
         await store.claim("j", "k2")
         await store.failed("j", "k2", "timed out", "SCRAPE_TIMEOUT")

@@ -3,6 +3,7 @@ and pause together, a replica that dies gives its turns back after the lease, an
 to the process's own gate."""
 
 import asyncio
+import itertools
 import time
 
 from redis.asyncio import Redis
@@ -48,7 +49,7 @@ def test_a_pause_spaces_the_starts_of_both_replicas(redis_server: RedisServer) -
 
     asyncio.run(main())
     begun = sorted(starts(log, "a.test"))
-    assert all(later - earlier >= 0.19 for earlier, later in zip(begun, begun[1:]))
+    assert all(later - earlier >= 0.19 for earlier, later in itertools.pairwise(begun))
 
 
 def test_a_turn_never_given_back_frees_after_its_lease(redis_server: RedisServer) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -116,10 +117,18 @@ async def visit_claimed(crawl: Crawl, key: str) -> None:
     if time.time() >= _ends(crawl.job, crawl.tools.settings):
         await _stop_at_time_limit(crawl)
         return
-    page = await store.run(store.claim, crawl.job_id, key)
-    if page is not None:
-        await _visit(crawl, page)
+    async with _job_slot(crawl):
+        page = await store.run(store.claim, crawl.job_id, key)
+        if page is not None:
+            await _visit(crawl, page)
     await store.run(store.finish, crawl.job_id, COMPLETED, None, True)
+
+
+def _job_slot(crawl: Crawl) -> AbstractAsyncContextManager[None]:
+    """A crawl's maxConcurrency, over every replica visiting its pages (the gate's, named after the job)."""
+    if not crawl.options.max_concurrency:
+        return nullcontext()
+    return crawl.gate.turn(f"crawl:{crawl.job_id}", 0.0, crawl.options.max_concurrency)
 
 
 def _ends(job: Job, settings: Settings) -> float:

@@ -22,7 +22,7 @@ class Gate(Protocol):
     """Where a request to a host waits its turn: this process's HostGate, or the replicas' one on Redis
     (politeness_redis.py)."""
 
-    def turn(self, host: str, delay_s: float) -> AbstractAsyncContextManager[None]: ...
+    def turn(self, host: str, delay_s: float, slots: int | None = None) -> AbstractAsyncContextManager[None]: ...
 
 
 class HostGate:
@@ -34,13 +34,15 @@ class HostGate:
         self._users: dict[str, int] = {}
 
     @asynccontextmanager
-    async def turn(self, host: str, delay_s: float) -> AsyncIterator[None]:
+    async def turn(self, host: str, delay_s: float, slots: int | None = None) -> AsyncIterator[None]:
+        """Wait for `host`'s turn; `slots`: how many at once instead of the gate's concurrency (the name is then
+        no host's: a crawl's own bound, its maxConcurrency)."""
         delay_s = min(max(delay_s, 0.0), MAX_DELAY_S)
         self._users[host] = self._users.get(host, 0) + 1
         try:
             # the pausing queue before a slot: a job waiting out its pause holds no slot another job could use
             async with self._one_at_a_time(host, delay_s), \
-                    self._slots.setdefault(host, asyncio.Semaphore(self._concurrency)):
+                    self._slots.setdefault(host, asyncio.Semaphore(slots or self._concurrency)):
                 wait = self._next_start.get(host, 0.0) - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)

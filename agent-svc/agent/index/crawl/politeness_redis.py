@@ -60,14 +60,14 @@ class RedisHostGate:
         self._renew = redis.register_script(_RENEW)
 
     @asynccontextmanager
-    async def turn(self, host: str, delay_s: float) -> AsyncIterator[None]:
+    async def turn(self, host: str, delay_s: float, slots: int | None = None) -> AsyncIterator[None]:
         pause_ms = int(min(max(delay_s, 0.0), MAX_DELAY_S) * 1000)
         token = uuid.uuid4().hex
         try:
-            await self._wait_turn(host, token, pause_ms)
+            await self._wait_turn(host, token, pause_ms, slots or self._concurrency)
         except (RedisError, OSError) as e:
             log.warning("per-host politeness falls back to this replica's own (Redis: %s)", e)
-            async with self._local.turn(host, delay_s):
+            async with self._local.turn(host, delay_s, slots):
                 yield
             return
         renewing = asyncio.create_task(self._keep(host, token))
@@ -78,9 +78,9 @@ class RedisHostGate:
             await asyncio.gather(renewing, return_exceptions=True)
             await self._give_back(host, token)
 
-    async def _wait_turn(self, host: str, token: str, pause_ms: int) -> None:
+    async def _wait_turn(self, host: str, token: str, pause_ms: int, slots: int) -> None:
         while True:
-            wait_ms = await self._take(keys=_keys(host), args=[token, self._concurrency, pause_ms, self._lease_ms])
+            wait_ms = await self._take(keys=_keys(host), args=[token, slots, pause_ms, self._lease_ms])
             if wait_ms == 0:
                 return
             await asyncio.sleep(BUSY_POLL_S if wait_ms < 0 else wait_ms / 1000)

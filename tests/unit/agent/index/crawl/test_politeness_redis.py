@@ -102,3 +102,23 @@ def test_redis_out_of_reach_falls_back_to_the_process_gate() -> None:
 
     asyncio.run(main())
     assert len(starts(log, "a.test")) == 3 and most_at_once(log) == 1
+
+
+def test_a_crawls_own_bound_holds_over_both_replicas(redis_server: RedisServer) -> None:
+    log: list[tuple[str, str, float]] = []
+
+    async def held(gate: RedisHostGate) -> None:
+        async with gate.turn("crawl:j", 0.0, slots=1):
+            log.append(("crawl:j", "start", time.monotonic()))
+            await asyncio.sleep(0.05)
+            log.append(("crawl:j", "end", time.monotonic()))
+
+    async def main() -> None:
+        redis = Redis.from_url(redis_server.url)
+        await redis.flushdb()
+        first, second = gates(redis, concurrency=4)
+        await asyncio.gather(*(held(gate) for gate in (first, second) * 2))
+        await redis.aclose()
+
+    asyncio.run(main())
+    assert most_at_once(log) == 1 and len(starts(log, "crawl:j")) == 4

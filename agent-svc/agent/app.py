@@ -169,7 +169,7 @@ async def _admitted_query(request: Request, model: type[V1SearchRequest | V2Sear
     """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
     body = await read_request(request, model, InvalidRequestBody)  # search words its refusals itself
     query = prepared(body.to_query(), request.app.state.services.settings)
-    admit_search(request, query)
+    await admit_search(request, query)
     return query
 
 

@@ -111,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await cache.drain()
                 store.close()
                 await pool.close()
+                await app.state.limits.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
@@ -145,12 +146,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def readyz(request: Request) -> JSONResponse:
         searxng: SearxngClient = request.app.state.services.upstreams.searxng
         engines = searxng.health.report()
+        warnings = await request.app.state.limits.warnings()  # degraded, not unready: limits count per replica
         try:
             await searxng.ping()
         except UpstreamError as e:
             return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message,
-                                 "engines": engines}, 503)
-        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines})
+                                 "engines": engines, "warnings": warnings}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines,
+                             "warnings": warnings})
 
     @app.get("/metrics")
     async def prometheus() -> Response:

@@ -6,7 +6,7 @@ its subprotocol instead (Firecrawl's JS watcher does), and is refused with the s
 Tavily's routes take the key as `api_key` in the JSON body too (older clients such as Open WebUI send it so), and
 refuse in Tavily's error shape.
 The gate also names the client the limits count (the key, or the caller's address when keyless) and applies
-RATE_LIMIT_PER_MIN (admission.py).
+RATE_LIMIT_PER_MIN (admission.py), in this process or, with REDIS_URL, in Redis for every replica.
 Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
 """
 
@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,6 +29,7 @@ from agent.api.body_limits import parsed_json
 from agent.api.envelopes import error_body_for
 from agent.api.firecrawl import DEFAULT_LIMITS
 from agent.api.limits_memory import process_limits
+from agent.api.limits_redis import shared_limits
 from agent.api.tavily import PATHS as TAVILY_PATHS
 from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
@@ -132,15 +134,17 @@ class Gate:
         try:
             await self.app(scope, receive, send)
         finally:
-            for release in releases:
-                await release()
+            # shielded: a client that hung up cancels its request, and a slot given back in Redis awaits
+            with anyio.CancelScope(shield=True):
+                for release in releases:
+                    await release()
 
 
 def protect(app: FastAPI, settings: Settings) -> None:
     """Put the gate in front of `app` when keys or limits are set; keyless and unlimited, it adds nothing.
     `app.state.limits` holds the limits (the handlers take costly slots from it, /readyz asks its warnings)."""
     keys = load_keys(settings)
-    app.state.limits = limits = process_limits(settings)
+    app.state.limits = limits = shared_limits(settings) if settings.redis_url else process_limits(settings)
     if keys is not None:
         log.info("API keys required: %d accepted (%s)", len(keys.ids()), ", ".join(keys.ids()))
     if keys is not None or limits.per_minute is not None or limits.costly is not None:

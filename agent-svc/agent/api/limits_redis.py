@@ -101,9 +101,9 @@ class RedisGuard:
     """Whether Redis is asked: after an error it is not, for RECHECK_S, then one request asks it again while the
     others keep counting in the process, until Redis answers. It warns (the log, /readyz) while Redis is down."""
 
-    def __init__(self, redis: Redis, pool: ConnectionPool, where: str, recheck_s: float = RECHECK_S,
+    def __init__(self, redis: Redis, pool: ConnectionPool, address: str, recheck_s: float = RECHECK_S,
                  clock: Clock = time.monotonic) -> None:
-        self._redis, self._pool, self.where = redis, pool, where
+        self._redis, self._pool, self._address = redis, pool, address
         self._recheck_s, self._clock = recheck_s, clock
         self._down_since: float | None = None
         self._error = ""
@@ -136,11 +136,11 @@ class RedisGuard:
         if self._down_since is None:
             self._down_since = self._logged_at = now
             log.warning("limits: Redis at %s does not answer (%s); each replica counts the limits alone until it "
-                        "does", self.where, self._error)
+                        "does", self._address, self._error)
         elif now - self._logged_at >= LOG_EVERY_S:
             self._logged_at = now
             log.warning("limits: Redis at %s still does not answer after %.0f s (%s); %d requests counted by this "
-                        "replica alone", self.where, now - self._down_since, self._error, self._fallbacks)
+                        "replica alone", self._address, now - self._down_since, self._error, self._fallbacks)
 
     async def warning(self) -> str | None:
         """Asks Redis (unless it is being left alone), then what /readyz says: why the limits count per replica."""
@@ -153,7 +153,7 @@ class RedisGuard:
                 self._answered()
         if self._down_since is None:
             return None
-        return (f"limits: Redis at {self.where} has not answered for {self._clock() - self._down_since:.0f} s "
+        return (f"limits: Redis at {self._address} has not answered for {self._clock() - self._down_since:.0f} s "
                 f"({self._error}); RATE_LIMIT_PER_MIN and RANKED_CONCURRENCY_PER_KEY are counted by each replica "
                 "alone until it does")
 
@@ -172,7 +172,7 @@ class RedisGuard:
     def _answered(self) -> None:
         if self._down_since is not None:
             log.warning("limits: Redis at %s answers again after %.0f s; %d requests were counted by this replica "
-                        "alone", self.where, self._clock() - self._down_since, self._fallbacks)
+                        "alone", self._address, self._clock() - self._down_since, self._fallbacks)
         self._down_since, self._fallbacks = None, 0
 
 

@@ -4,6 +4,7 @@ REDIS_URL in one process; Redis is killed and started again on the same folder, 
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -174,7 +175,7 @@ def test_redis_down_falls_back_to_the_process_then_redis_back_is_shared_again(re
     assert fallbacks("costly") - before[1] == 3
 
 
-def test_a_redis_that_hangs_costs_one_timeout_a_second_not_one_a_request() -> None:
+def test_a_redis_that_hangs_costs_one_timeout_a_second_not_one_a_request(caplog: pytest.LogCaptureFixture) -> None:
     silent = socket.create_server(("127.0.0.1", 0))  # accepts connections, never answers
     url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
 
@@ -189,11 +190,13 @@ def test_a_redis_that_hangs_costs_one_timeout_a_second_not_one_a_request() -> No
         await limits.close()
         return took, warnings
 
-    with silent:
+    with silent, caplog.at_level(logging.WARNING, logger="agent"):
         took, warnings = asyncio.run(scenario())
     assert 0.2 <= took[0] < 0.4  # the first waits for the timeout once (no retry after a timeout)
     assert sum(took[1:]) < 0.1  # the next ones count in the process at once
     assert "TimeoutError" in warnings[0]
+    (logged,) = caplog.records  # one warning, not one a request
+    assert logged.getMessage().startswith(f"limits: Redis at {url[8:-2]} does not answer (TimeoutError")
 
 
 def test_the_log_and_readyz_name_redis_by_host_and_port_never_its_password() -> None:

@@ -116,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await cache.drain()
                 crawls.store.close()
                 await pool.close()
+                await app.state.limits.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
@@ -150,12 +151,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def readyz(request: Request) -> JSONResponse:
         searxng: SearxngClient = request.app.state.services.upstreams.searxng
         engines = searxng.health.report()
+        warnings = await request.app.state.limits.warnings()  # degraded, not unready: limits count per replica
         try:
             await searxng.ping()
         except UpstreamError as e:
             return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message,
-                                 "engines": engines}, 503)
-        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines})
+                                 "engines": engines, "warnings": warnings}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines,
+                             "warnings": warnings})
 
     @app.get("/metrics")
     async def prometheus() -> Response:
@@ -174,7 +177,7 @@ async def _admitted_query(request: Request, model: type[V1SearchRequest | V2Sear
     """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
     body = await read_request(request, model, InvalidRequestBody)  # search words its refusals itself
     query = prepared(body.to_query(), request.app.state.services.settings)
-    admit_search(request, query)
+    await admit_search(request, query)
     return query
 
 

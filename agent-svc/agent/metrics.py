@@ -17,6 +17,8 @@ from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
 
 CacheLookup = Literal["hit", "miss", "expired", "unreadable", "unavailable", "refused"]
+CacheLookup = Literal["hit", "miss", "expired", "unreadable", "refused"]
+SharedLimit = Literal["per_minute", "costly"]
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)
 
@@ -53,6 +55,8 @@ PAGE_CACHE_SKIPPED = Counter("wisp_agent_page_cache_skipped", "Fetched pages not
                              "writes were behind")
 PAGE_CACHE_BYTES = Gauge("wisp_agent_page_cache_bytes", "Compressed bytes the page cache holds, as this process "
                          "last counted them")
+LIMITS_FALLBACKS = Counter("wisp_agent_limits_fallbacks", "Requests whose limit was counted by this process alone "
+                           "because the Redis of REDIS_URL did not answer, by limit", ["limit"])
 
 for _cause in get_args(Cause):  # every series exists from the start, so rate() sees the first one
     DEGRADATIONS.labels(_cause)
@@ -60,6 +64,8 @@ for _outcome in get_args(FetchOutcome):
     FETCHES.labels(_outcome)
 for _result in get_args(CacheLookup):
     PAGE_CACHE_LOOKUPS.labels(_result)
+for _limit in get_args(SharedLimit):
+    LIMITS_FALLBACKS.labels(_limit)
 
 
 def observe_request(info: RequestInfo, status: int, seconds: float) -> None:
@@ -117,3 +123,7 @@ def searxng_answered(answering: Iterable[str], unresponsive: Iterable[tuple[str,
 
 def searxng_retried(status: int) -> None:
     SEARXNG_RETRIES.labels(str(status)).inc()
+
+
+def limits_fell_back(limit: SharedLimit) -> None:
+    LIMITS_FALLBACKS.labels(limit).inc()

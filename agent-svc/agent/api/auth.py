@@ -6,7 +6,7 @@ its subprotocol instead (Firecrawl's JS watcher does), and is refused with the s
 Tavily's routes take the key as `api_key` in the JSON body too (older clients such as Open WebUI send it so), and
 refuse in Tavily's error shape.
 The gate also names the client the limits count (the key, or the caller's address when keyless) and applies
-RATE_LIMIT_PER_MIN (admission.py).
+RATE_LIMIT_PER_MIN (admission.py), in this process or, with REDIS_URL, in Redis for every replica.
 Keys are held as SHA-256 digests and never logged; a log line names a key by a short id of its own.
 """
 
@@ -17,16 +17,19 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.api.admission import CLIENT, KEY_CLIENT, RELEASES, ConcurrencyCap, RateLimiter, caller, starts_work
+from agent.api.admission import CLIENT, KEY_CLIENT, RELEASES, PerMinuteLimit, Release, caller, starts_work
 from agent.api.body_limits import parsed_json
 from agent.api.envelopes import error_body_for
 from agent.api.firecrawl import DEFAULT_LIMITS
+from agent.api.limits_memory import process_limits
+from agent.api.limits_redis import shared_limits
 from agent.api.tavily import PATHS as TAVILY_PATHS
 from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
@@ -101,7 +104,7 @@ class Gate:
     such as an SDK polling a crawl are not counted). It puts the client in the scope for the cost cap and frees
     the request's costly slots once the response has been sent, or the client has gone."""
 
-    def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: RateLimiter | None,
+    def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: PerMinuteLimit | None,
                  max_body_bytes: int = Settings.model_fields["max_body_bytes"].default) -> None:
         self.app = app
         self.keys = keys
@@ -123,28 +126,29 @@ class Gate:
                 await _refuse(scope, receive, send, found)
                 return
             client = found
-        if self.per_minute is not None and starts_work(scope) and (refusal := self.per_minute.hit(client)):
+        if self.per_minute is not None and starts_work(scope) and (refusal := await self.per_minute.hit(client)):
             await _refuse(scope, receive, send, refusal)
             return
-        releases: list[Callable[[], None]] = []
+        releases: list[Release] = []
         scope[CLIENT], scope[RELEASES] = client, releases
         try:
             await self.app(scope, receive, send)
         finally:
-            for release in releases:
-                release()
+            # shielded: a client that hung up cancels its request, and a slot given back in Redis awaits
+            with anyio.CancelScope(shield=True):
+                for release in releases:
+                    await release()
 
 
 def protect(app: FastAPI, settings: Settings) -> None:
-    """Put the gate in front of `app` when keys or limits are set; keyless and unlimited, it adds nothing."""
+    """Put the gate in front of `app` when keys or limits are set; keyless and unlimited, it adds nothing.
+    `app.state.limits` holds the limits (the handlers take costly slots from it, /readyz asks its warnings)."""
     keys = load_keys(settings)
-    per_minute = RateLimiter(settings.rate_limit_per_min) if settings.rate_limit_per_min else None
-    cap = settings.ranked_concurrency_per_key
-    app.state.costly_cap = ConcurrencyCap(cap) if cap else None
+    app.state.limits = limits = shared_limits(settings) if settings.redis_url else process_limits(settings)
     if keys is not None:
         log.info("API keys required: %d accepted (%s)", len(keys.ids()), ", ".join(keys.ids()))
-    if keys is not None or per_minute is not None or cap:
-        app.add_middleware(Gate, keys=keys, per_minute=per_minute, max_body_bytes=settings.max_body_bytes)
+    if keys is not None or limits.per_minute is not None or limits.costly is not None:
+        app.add_middleware(Gate, keys=keys, per_minute=limits.per_minute, max_body_bytes=settings.max_body_bytes)
 
 
 def load_keys(settings: Settings) -> KeyRing | None:

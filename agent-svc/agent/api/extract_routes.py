@@ -30,7 +30,7 @@ async def start_extract_v1(request: Request) -> JSONResponse:
 
 
 async def _started(request: Request, body: ExtractRequest) -> JSONResponse:
-    admit_costly(request)  # the start only: the jobs themselves are bounded by EXTRACT_MAX_JOBS(_PER_KEY)
+    await admit_costly(request)  # the start only: the jobs themselves are bounded by EXTRACT_MAX_JOBS(_PER_KEY)
     job, invalid = body.to_job(request.app.state.services.settings)
     return JSONResponse(started_body(await _extracts(request).start(job, owner_of(request.scope)), invalid))
 

@@ -45,7 +45,7 @@ class IndexDeleteRequest(BaseModel):
 @router.post("/v2/similar")
 async def similar_pages(request: Request) -> JSONResponse:
     body = await read_request(request, SimilarRequest)
-    admit_costly(request)
+    await admit_costly(request)
     services = request.app.state.services
     outcome, query = await run_similar(body.url, body.limit, body.timeout, services.context(body.timeout / 1000),
                                        services.upstreams)

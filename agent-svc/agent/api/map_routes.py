@@ -20,7 +20,7 @@ router = APIRouter()
 @router.post("/v2/map")
 async def map_v2(request: Request) -> JSONResponse:
     body = await read_request(request, MapRequest)
-    admit_costly(request)  # pages fetched and read in the worker pool, sitemaps, SearXNG: seconds
+    await admit_costly(request)  # pages fetched and read in the worker pool, sitemaps, SearXNG: seconds
     services = request.app.state.services
     return await _answer(v2_body, await map_site(body.to_job(services.settings), services))
 
@@ -28,7 +28,7 @@ async def map_v2(request: Request) -> JSONResponse:
 @router.post("/v1/map")
 async def map_v1(request: Request) -> JSONResponse:
     body = await read_request(request, V1MapRequest)
-    admit_costly(request)
+    await admit_costly(request)
     services = request.app.state.services
     return await _answer(v1_body, await map_site(body.to_job(services.settings), services))
 

@@ -48,7 +48,7 @@ async def chat_completions(request: Request) -> Response:
         body = await read_request(request, ChatRequest, InvalidRequestBody)
         services: Services = request.app.state.services
         query = prepared(body.to_query(), services.settings)
-        admit_search(request, query)
+        await admit_search(request, query)
         if body.stream:
             return StreamingResponse(_chunks(body, query, services), media_type="text/event-stream")
         outcome = await run_chat(query, body.turns(), services)

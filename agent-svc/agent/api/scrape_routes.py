@@ -30,7 +30,7 @@ async def scrape_v1(request: Request) -> JSONResponse:
 
 
 async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> JSONResponse:
-    admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
+    await admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
     document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
     _recent(request).put(owner_of(request.scope), document)

@@ -53,14 +53,14 @@ async def _search(request: Request, started: float) -> dict:
     body = await read_request(request, TavilySearchRequest)
     services: Services = request.app.state.services
     query = prepared(body.to_query(), services.settings)
-    admit_search(request, query)
+    await admit_search(request, query)
     outcome = await run_search(query, services)
     return search_response(outcome, body, time.monotonic() - started)
 
 
 async def _extract(request: Request, started: float) -> dict:
     body = await read_request(request, TavilyExtractRequest)
-    admit_costly(request)  # pages fetched and extracted: seconds of a worker's CPU
+    await admit_costly(request)  # pages fetched and extracted: seconds of a worker's CPU
     services: Services = request.app.state.services
     jobs = body.jobs(services.settings.scrape_timeout_s)
     scraped = list(zip(jobs, await asyncio.gather(*(_scraped(job, services) for job in jobs)), strict=True))

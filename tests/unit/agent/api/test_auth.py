@@ -8,8 +8,9 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from agent.api import auth
-from agent.api.admission import CLIENT, RELEASES, RateLimiter
+from agent.api.admission import CLIENT, RELEASES, Limits
 from agent.api.auth import Gate, KeyRing, key_id, load_keys, parse_keys, protect
+from agent.api.limits_memory import RateLimiter
 from agent.config import Settings
 from agent.errors import RateLimited
 
@@ -101,7 +102,7 @@ def test_api_keys_stay_out_of_the_settings_repr() -> None:
 def test_keyless_and_unlimited_adds_no_middleware() -> None:
     app = FastAPI()
     protect(app, settings())
-    assert app.user_middleware == [] and app.state.costly_cap is None
+    assert app.user_middleware == [] and app.state.limits == Limits()
 
 
 class Inner:
@@ -113,7 +114,10 @@ class Inner:
 
     async def __call__(self, scope, receive, send) -> None:
         self.scopes.append(scope)
-        scope.get(RELEASES, []).append(lambda: scope.setdefault("released", True))
+        async def release() -> None:
+            scope["released"] = True
+
+        scope.get(RELEASES, []).append(release)
         if self.fail:
             raise RuntimeError("handler failed")
         await send({"type": "http.response.start", "status": 200, "headers": []})
@@ -183,7 +187,7 @@ def test_a_refused_request_counts_nothing_against_the_limit() -> None:
     for _ in range(3):
         call(gate, headers=bearer("wrong"))
     assert call(gate, headers=bearer(KEY))[0] == 200
-    assert isinstance(limiter.hit(f"key:{key_id(KEY)}"), RateLimited)
+    assert isinstance(asyncio.run(limiter.hit(f"key:{key_id(KEY)}")), RateLimited)
 
 
 def open_socket(gate: Gate, headers: list | None = None, subprotocols: list | None = None,

@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from agent.api import openai_routes
+from agent.api.admission import Limits
 from agent.api.openai_wire import ChatRequest
 from agent.app import create_app
 from agent.config import Settings
@@ -29,7 +30,7 @@ def app_on(llm: FakeLLM, **settings: object) -> FastAPI:
     app.state.services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
                                        rich_abstain_below=0.2, support_floor=0.6, **settings)
-    app.state.costly_cap = None
+    app.state.limits = Limits()
     return app
 
 

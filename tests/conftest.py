@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from offline_web.redis_server import RedisServer
 
@@ -24,9 +25,19 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    """A real redis-server on loopback for the tests of what replicas share; tests that kill it start it again."""
+    """A real redis-server on loopback for the tests of what replicas share."""
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's Redis, running (a test before may have killed it) and emptied."""
+    if redis_server.process is None or redis_server.process.poll() is not None:
+        redis_server.start()
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushdb()
+    return redis_server.url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -155,7 +155,8 @@ def test_a_replica_killed_mid_crawl_hands_its_pages_to_the_others(stack: Offline
 
 def test_redis_killed_and_restarted_mid_run_costs_no_search_and_no_page(stack: OfflineStack, slow_pages: None,
                                                                          tmp_path: Path) -> None:
-    with scaled_agents(stack.searx.url, tmp_path, 3, ENV) as agents:
+    limited = {**ENV, "RATE_LIMIT_PER_MIN": "100000", "RANKED_CONCURRENCY_PER_KEY": "4"}  # searches ask Redis too
+    with scaled_agents(stack.searx.url, tmp_path, 3, limited) as agents:
         searches: list[int] = []
         stop = threading.Event()
 
@@ -174,6 +175,7 @@ def test_redis_killed_and_restarted_mid_run_costs_no_search_and_no_page(stack: O
             outage = httpx.get(f"{agents.url}/v2/crawl/{job_id}")
             assert outage.status_code == 503 and outage.json()["success"] is False, outage.text
             time.sleep(3)
+            assert all(httpx.get(f"{replica.url}/readyz").json()["warnings"] for replica in agents.replicas)
             agents.redis.start()
             status = finished_crawl(agents.url, job_id, timeout_s=120)
         finally:

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from offline_web.redis_server import RedisServer
 
@@ -27,6 +28,14 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     """A real redis-server on loopback for the tests of what replicas share; tests that kill it start it again."""
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's Redis, emptied: each test starts with nothing a replica shares."""
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushdb()
+    return redis_server.url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -48,7 +48,8 @@ from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.extract_jobs import extract_jobs
 from agent.search.extract_jobs_redis import redis_extract_jobs
-from agent.search.recent import RecentScrapes
+from agent.search.recent import recent_scrapes
+from agent.search.recent_redis import redis_recent_scrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.clients import Upstreams
@@ -98,6 +99,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await crawls.resume()
             app.state.extracts = extracts = (extract_jobs(services) if shared is None
                                              else redis_extract_jobs(services, shared))
+            app.state.recent_scrapes = (recent_scrapes(settings) if shared is None
+                                        else redis_recent_scrapes(settings, shared))
             if shared is not None:
                 await shared.tasks.start(settings.crawl_concurrency)
             checking = asyncio.create_task(log_model_costs(semantic))
@@ -120,8 +123,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
     app.state.usage = Usage()
-    app.state.recent_scrapes = RecentScrapes(settings.scrape_keep_count, settings.scrape_keep_bytes,
-                                             settings.scrape_keep_s)
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")

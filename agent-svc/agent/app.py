@@ -35,6 +35,7 @@ from agent.api.envelopes import error_body_for
 from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
 from agent.api.streaming import search_events
 from agent.api.usage import Metering, Usage
+from agent.api.usage_redis import RedisUsage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
@@ -102,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.recent_scrapes = (recent_scrapes(settings) if shared is None
                                         else redis_recent_scrapes(settings, shared))
             if shared is not None:
+                app.state.usage = RedisUsage(shared.redis)  # every replica's credits, in place of this process's
                 await shared.tasks.start(settings.crawl_concurrency)
             checking = asyncio.create_task(log_model_costs(semantic))
             try:
@@ -112,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(checking, return_exceptions=True)
                 if shared is not None:
                     await shared.tasks.close()
+                    await app.state.usage.drain()
                 await crawls.stop()
                 await extracts.close()
                 await services.ingest.stop()
@@ -122,7 +125,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
-    app.state.usage = Usage()
+    app.state.usage = Usage()  # the lifespan replaces it on REDIS_URL
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
@@ -163,7 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     _install_error_handlers(app)
-    app.add_middleware(Metering, usage=app.state.usage)  # inside the gate: refused requests are not counted
+    app.add_middleware(Metering, state=app.state)  # inside the gate: refused requests are not counted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body_for)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included

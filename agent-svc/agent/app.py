@@ -35,6 +35,7 @@ from agent.api.envelopes import error_body_for
 from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
 from agent.api.streaming import search_events
 from agent.api.usage import Metering, Usage
+from agent.api.usage_redis import RedisUsage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
@@ -48,7 +49,8 @@ from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.extract_jobs import extract_jobs
 from agent.search.extract_jobs_redis import redis_extract_jobs
-from agent.search.recent import RecentScrapes
+from agent.search.recent import recent_scrapes
+from agent.search.recent_redis import redis_recent_scrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
 from agent.upstream.clients import Upstreams
@@ -98,7 +100,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await crawls.resume()
             app.state.extracts = extracts = (extract_jobs(services) if shared is None
                                              else redis_extract_jobs(services, shared))
+            app.state.recent_scrapes = (recent_scrapes(settings) if shared is None
+                                        else redis_recent_scrapes(settings, shared))
             if shared is not None:
+                app.state.usage = RedisUsage(shared.redis)  # every replica's credits, in place of this process's
                 await shared.tasks.start(settings.crawl_concurrency)
             checking = asyncio.create_task(log_model_costs(semantic))
             try:
@@ -109,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(checking, return_exceptions=True)
                 if shared is not None:
                     await shared.tasks.close()
+                    await app.state.usage.drain()
                 await crawls.stop()
                 await extracts.close()
                 await services.ingest.stop()
@@ -120,9 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
     mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
-    app.state.usage = Usage()
-    app.state.recent_scrapes = RecentScrapes(settings.scrape_keep_count, settings.scrape_keep_bytes,
-                                             settings.scrape_keep_s)
+    app.state.usage = Usage()  # the lifespan replaces it on REDIS_URL
     app.router.routes.extend(mcp_routes)
 
     @app.post("/v2/search")
@@ -165,7 +169,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     _install_error_handlers(app)
-    app.add_middleware(Metering, usage=app.state.usage)  # inside the gate: refused requests are not counted
+    app.add_middleware(Metering, state=app.state)  # inside the gate: refused requests are not counted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body_for)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included

@@ -191,11 +191,11 @@ class Settings(BaseSettings):
     map_max_pages: int = Field(10, ge=1, le=100, description="Pages a map fetches for their links: the seed and "
                                "the first pages it links to")
     scrape_keep_s: float = Field(3600.0, ge=0, description="How long GET /v2/scrape/{id} finds a scrape's Document "
-                                 "(kept in memory; 0: not kept)")
+                                 "(kept in memory, or with REDIS_URL in Redis for every replica; 0: not kept)")
     scrape_keep_count: int = Field(1000, ge=0, le=1_000_000, description="Most scrape Documents kept for GET "
-                                   "/v2/scrape/{id}; the oldest go first")
+                                   "/v2/scrape/{id} (with REDIS_URL: over all replicas); the oldest go first")
     scrape_keep_bytes: int = Field(64_000_000, ge=0, description="Most bytes (of JSON) of the scrape Documents kept "
-                                   "for GET /v2/scrape/{id}; the oldest go first")
+                                   "for GET /v2/scrape/{id} (with REDIS_URL: over all replicas); the oldest go first")
     # observability
     log_format: LogFormat = Field("json", description="Log lines: json (one object a line) or text")
     engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
@@ -203,7 +203,8 @@ class Settings(BaseSettings):
     # the state replicas share (docs/scaling.md)
     redis_url: str = Field("", description="Redis or Valkey (redis://host:port/db) that agent-svc replicas share: "
                            "crawl, batch-scrape and extract jobs on its queue, rate limits and the costly-request "
-                           "cap; empty: SQLite jobs (CRAWL_DB) and in-process limits, for one replica")
+                           "cap, recent scrapes and usage counts; empty: SQLite jobs (CRAWL_DB), in-process limits, "
+                           "scrapes and counts, for one replica")
     job_lease_s: float = Field(10.0, ge=1, le=600, description="With REDIS_URL: how long a task (a crawl's page, an "
                                "extraction) of a replica that stopped renewing it waits before another replica "
                                "takes it over")

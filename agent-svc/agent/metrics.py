@@ -46,6 +46,8 @@ QUEUE_TASKS_RUNNING = Gauge("wisp_agent_queue_tasks_running", "Tasks of the shar
                             "runs now, by task", ["task"])
 QUEUE_TASKS_HANDED_OVER = Counter("wisp_agent_queue_tasks_handed_over", "Tasks of the shared queue whose lease "
                                   "lapsed (their replica stopped), found by this replica's sweep")
+USAGE_CREDITS_LOST = Counter("wisp_agent_usage_credits_lost", "Credits not counted in Redis (REDIS_URL): it failed, "
+                             "or too many counts were waiting for it")
 PAGE_CACHE_LOOKUPS = Counter("wisp_agent_page_cache_lookups",
                              "Page cache lookups of fetches with a maxAge, by result", ["result"])
 PAGE_CACHE_STORES = Counter("wisp_agent_page_cache_stores", "Fetched pages written to the page cache")

@@ -13,7 +13,7 @@ from agent.api.firecrawl import read_request
 from agent.api.scrape_wire import ScrapeRequest, V1ScrapeRequest
 from agent.api.usage import owner_of
 from agent.errors import BadRequest, Forbidden, NotFound
-from agent.search.recent import RecentScrapes
+from agent.search.recent import Recent
 from agent.search.scrape import scrape
 
 router = APIRouter()
@@ -33,7 +33,7 @@ async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> J
     await admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
     document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
-    _recent(request).put(owner_of(request.scope), document)
+    await _recent(request).put(owner_of(request.scope), document)
     return JSONResponse({"success": True, "data": document})
 
 
@@ -42,7 +42,7 @@ async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> J
 async def scraped_document(scrape_id: str, request: Request) -> JSONResponse:
     if not _is_uuid(scrape_id):
         raise BadRequest("Invalid scrape ID: a scrape's id is the UUID in its metadata.scrapeId")
-    kept = _recent(request).get(scrape_id)
+    kept = await _recent(request).get(scrape_id)
     if kept is None:
         raise NotFound("Job not found.")  # Firecrawl's wording; also once SCRAPE_KEEP_S has passed
     if kept.owner != owner_of(request.scope):
@@ -50,7 +50,7 @@ async def scraped_document(scrape_id: str, request: Request) -> JSONResponse:
     return JSONResponse({"success": True, "data": kept.document})
 
 
-def _recent(request: Request) -> RecentScrapes:
+def _recent(request: Request) -> Recent:
     return request.app.state.recent_scrapes
 
 

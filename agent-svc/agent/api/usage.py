@@ -2,14 +2,17 @@
 
 A client is what the limits count (admission.py): an API key, or the caller's address when keyless. Wisp has no
 plan and charges nothing; it counts one credit per request that started work (a POST, MCP's excepted) and
-succeeded, and the requests each client has in flight. The counts are in-process and start at zero.
+succeeded, and the requests each client has in flight. The counts here are in-process and start at zero; with
+REDIS_URL the credits are counted in Redis for every replica (usage_redis.py), behind the same `Meter` calls.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
+from starlette.datastructures import State
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.api.admission import CLIENT, KEY_CLIENT, caller, starts_work
@@ -20,6 +23,29 @@ class ClientUsage:
     credits: int = 0
     in_flight: int = 0
     last_success: float | None = None
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What a client has used over the period that began at `started` (both times in epoch seconds)."""
+
+    started: float
+    credits: int
+    last_success: float | None
+
+
+class Meter(Protocol):
+    """What the Metering middleware counts and the team routes report."""
+
+    def began(self, client: str) -> None: ...
+
+    def ended(self, client: str, credited: bool) -> None: ...
+
+    def in_flight(self, client: str) -> int:
+        """`client`'s requests in flight on this replica."""
+
+    async def counted(self, client: str) -> Counted:
+        """`client`'s credits and last success, and when the period they cover began."""
 
 
 class Usage:
@@ -34,6 +60,13 @@ class Usage:
     def of(self, client: str) -> ClientUsage:
         """`client`'s counts (zero when it has used nothing)."""
         return self._clients.get(client) or ClientUsage()
+
+    def in_flight(self, client: str) -> int:
+        return self.of(client).in_flight
+
+    async def counted(self, client: str) -> Counted:
+        usage = self.of(client)
+        return Counted(self.started, usage.credits, usage.last_success)
 
     def began(self, client: str) -> None:
         usage = self._clients.pop(client, None) or ClientUsage()
@@ -59,11 +92,12 @@ class Usage:
 
 class Metering:
     """Pure ASGI middleware, inside the key gate (so refused requests are not counted): counts each HTTP request
-    in flight for its client, and credits the client once a request that starts work is answered below 400."""
+    in flight for its client, and credits the client once a request that starts work is answered below 400. It
+    counts on the `Meter` at `state.usage`, which the lifespan replaces with the replicas' own on REDIS_URL."""
 
-    def __init__(self, app: ASGIApp, usage: Usage) -> None:
+    def __init__(self, app: ASGIApp, state: State) -> None:
         self.app = app
-        self.usage = usage
+        self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -78,11 +112,12 @@ class Metering:
                 status = message["status"]
             await send(message)
 
-        self.usage.began(client)
+        usage: Meter = self.state.usage
+        usage.began(client)
         try:
             await self.app(scope, receive, sent)
         finally:
-            self.usage.ended(client, starts_work(scope) and status < 400)
+            usage.ended(client, starts_work(scope) and status < 400)
 
 
 def client_of(scope: Scope) -> str:

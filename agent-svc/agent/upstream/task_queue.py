@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from saq import Job, Queue, Status, Worker
 from saq.queue.redis import RedisQueue
@@ -153,7 +154,10 @@ async def shared_state(settings: Settings) -> AsyncIterator[Shared | None]:
     if not settings.redis_url:
         yield None
         return
-    redis = Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10)
+    # a command on a pooled connection that a restarted Redis closed is sent once more on a new one: without it,
+    # each connection the pool held fails one command after a restart (a 503, a credit lost, a scrape not kept)
+    redis = Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10,
+                           retry_on_error=[RedisConnectionError])
     tasks = TaskQueue(settings.redis_url, lease_s=settings.job_lease_s, sweep_s=settings.job_sweep_s)
     try:
         yield Shared(redis, tasks)

@@ -1,27 +1,33 @@
 import asyncio
 
 import pytest
+from starlette.datastructures import State
 
 from agent.api.admission import CLIENT
-from agent.api.usage import Metering, Usage, client_of, owner_of
+from agent.api.usage import Meter, Metering, Usage, client_of, owner_of
 
 
 class Inner:
     """The app behind the meter: answers `status`, and reports what the meter counted while it ran."""
 
-    def __init__(self, usage: Usage, status: int = 200, fail: bool = False) -> None:
+    def __init__(self, usage: Meter, status: int = 200, fail: bool = False) -> None:
         self.usage, self.status, self.fail = usage, status, fail
         self.in_flight: list[int] = []
 
     async def __call__(self, scope, receive, send) -> None:
-        self.in_flight.append(self.usage.of(client_of(scope)).in_flight)
+        self.in_flight.append(self.usage.in_flight(client_of(scope)))
         if self.fail:
             raise RuntimeError("handler failed")
         await send({"type": "http.response.start", "status": self.status, "headers": []})
         await send({"type": "http.response.body", "body": b"{}"})
 
 
-def call(meter: Metering, method: str = "POST", path: str = "/v2/search", client: str | None = "key:a") -> None:
+def metering(inner: Inner, usage: Meter) -> Metering:
+    return Metering(inner, State({"usage": usage}))
+
+
+async def request(meter: Metering, method: str = "POST", path: str = "/v2/search",
+                  client: str | None = "key:a") -> None:
     async def send(_: dict) -> None:
         pass
 
@@ -31,13 +37,17 @@ def call(meter: Metering, method: str = "POST", path: str = "/v2/search", client
     scope = {"type": "http", "method": method, "path": path, "headers": [], "client": ("10.0.0.7", 5000)}
     if client:
         scope[CLIENT] = client
-    asyncio.run(meter(scope, receive, send))
+    await meter(scope, receive, send)
+
+
+def call(meter: Metering, method: str = "POST", path: str = "/v2/search", client: str | None = "key:a") -> None:
+    asyncio.run(request(meter, method, path, client))
 
 
 def test_a_successful_request_that_starts_work_is_one_credit_of_its_client() -> None:
     usage = Usage()
     inner = Inner(usage)
-    meter = Metering(inner, usage)
+    meter = metering(inner, usage)
     call(meter)
     call(meter, path="/v2/scrape")
     call(meter, "GET", "/v2/crawl/active")  # a read starts nothing
@@ -50,16 +60,16 @@ def test_a_successful_request_that_starts_work_is_one_credit_of_its_client() -> 
 
 def test_refused_and_failed_requests_cost_nothing_and_leave_no_request_in_flight() -> None:
     usage = Usage()
-    call(Metering(Inner(usage, status=400), usage))
-    call(Metering(Inner(usage, status=429), usage))
+    call(metering(Inner(usage, status=400), usage))
+    call(metering(Inner(usage, status=429), usage))
     with pytest.raises(RuntimeError):
-        call(Metering(Inner(usage, fail=True), usage))
+        call(metering(Inner(usage, fail=True), usage))
     assert usage.of("key:a").credits == 0 and usage.of("key:a").in_flight == 0
 
 
 def test_keyless_clients_are_counted_by_address() -> None:
     usage = Usage()
-    call(Metering(Inner(usage), usage), client=None)
+    call(metering(Inner(usage), usage), client=None)
     assert usage.of("addr:10.0.0.7").credits == 1
 
 
@@ -78,3 +88,11 @@ def test_past_its_bound_the_least_recent_idle_client_is_forgotten() -> None:
         usage.ended(client, credited=True)
     assert usage.of("key:busy").in_flight == 1 and usage.of("key:a").credits == 0
     assert usage.of("key:b").credits == 1
+
+
+def test_the_counts_read_back_cover_the_period_since_start() -> None:
+    usage = Usage()
+    call(metering(Inner(usage), usage))
+    counted = asyncio.run(usage.counted("key:a"))
+    assert counted.credits == 1 and counted.started == usage.started <= counted.last_success
+    assert asyncio.run(usage.counted("key:b")).last_success is None

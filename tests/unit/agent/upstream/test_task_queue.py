@@ -1,13 +1,16 @@
 """The shared task queue on a real redis-server: a task runs once per key while queued or running, renews its
-lease while it runs, is handed over when its replica stops renewing it, and a task just taken is not."""
+lease while it runs, is handed over when its replica stops renewing it, and a task just taken is not; the shared
+client outlives a Redis restart."""
 
 import asyncio
 import time
+from pathlib import Path
 
 from redis.asyncio import Redis
 from saq import Status
 
-from agent.upstream.task_queue import TaskQueue
+from agent.config import Settings
+from agent.upstream.task_queue import TaskQueue, shared_state
 from offline_web.redis_server import RedisServer
 
 
@@ -94,3 +97,14 @@ def test_a_task_just_taken_is_not_handed_over_by_one_sweep(redis_server: RedisSe
 
     first, second = asyncio.run(main())
     assert first == [] and len(second) == 1
+
+
+def test_the_shared_client_sends_no_command_to_a_connection_a_restarted_redis_closed(tmp_path: Path) -> None:
+    async def main(server: RedisServer) -> None:
+        async with shared_state(Settings(redis_url=server.url)) as shared:
+            await asyncio.gather(*(shared.redis.incr("n") for _ in range(8)))  # the pool holds several connections
+            server.kill()
+            server.start()
+            assert sorted(await asyncio.gather(*(shared.redis.incr("n") for _ in range(8)))) == list(range(9, 17))
+    with RedisServer(tmp_path) as server:
+        asyncio.run(main(server))

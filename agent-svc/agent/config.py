@@ -131,11 +131,13 @@ class Settings(BaseSettings):
     index_organic: bool = Field(
         False, description="Also index the pages the ranked modes fetch (seed 001 kept it off: it leaks the queries "
         "an evaluation asks into the index that answers them)")
-    crawl_db: str = Field("./wisp-data/crawls.sqlite", description="SQLite file of the crawl jobs and frontiers")
+    crawl_db: str = Field("./wisp-data/crawls.sqlite", description="SQLite file of the crawl jobs and frontiers "
+                          "(unused with REDIS_URL: the jobs are in Redis)")
     crawl_max_pages: int = Field(10_000, ge=1, le=1_000_000, description="Most pages of one crawl (Firecrawl's "
                                  "default limit)")
     crawl_concurrency: int = Field(8, ge=1, le=64, description="Pages one crawl fetches at once (maxConcurrency "
-                                   "may ask for fewer)")
+                                   "may ask for fewer); with REDIS_URL, tasks of the shared queue (pages of every "
+                                   "job, extractions) one replica runs at once")
     crawl_host_concurrency: int = Field(2, ge=1, le=32, description="Requests to one host at once, when no delay "
                                         "applies")
     crawl_host_delay_s: float = Field(0.0, ge=0, le=60, description="Pause between requests to one host (the "
@@ -146,7 +148,8 @@ class Settings(BaseSettings):
                                          "crawled page (a long page is many chunks)")
     crawl_index_concurrency: int = Field(1, ge=1, le=16, description="Pages being indexed at once, all crawls "
                                          "together: interactive searches share semantic-svc's model")
-    crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait")
+    crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait (without "
+                                   "REDIS_URL: on the shared queue every running job's pages take turns)")
     crawl_max_jobs: int = Field(20, ge=1, le=10_000, description="Unfinished crawls allowed at once; beyond them "
                                 "a new crawl is a 429")
     crawl_max_jobs_per_key: int = Field(5, ge=1, le=10_000, description="Unfinished crawls and batch scrapes one "

@@ -148,8 +148,8 @@ class Settings(BaseSettings):
                                          "crawled page (a long page is many chunks)")
     crawl_index_concurrency: int = Field(1, ge=1, le=16, description="Pages being indexed at once, all crawls "
                                          "together: interactive searches share semantic-svc's model")
-    crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait (without "
-                                   "REDIS_URL: on the shared queue every running job's pages take turns)")
+    crawl_max_running: int = Field(2, ge=1, le=32, description="Crawls running at once; the others wait (with "
+                                   "REDIS_URL no bound: on the shared queue every running job's pages take turns)")
     crawl_max_jobs: int = Field(20, ge=1, le=10_000, description="Unfinished crawls allowed at once; beyond them "
                                 "a new crawl is a 429")
     crawl_max_jobs_per_key: int = Field(5, ge=1, le=10_000, description="Unfinished crawls and batch scrapes one "

@@ -13,6 +13,8 @@ records the page, the other finds it finished. A page whose visits were handed o
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +31,7 @@ T = TypeVar("T")
 PREFIX = "wisp:crawl:"
 RUNNING_SET = f"{PREFIX}running"
 MAX_ATTEMPTS = 3
+RETRY_PAUSE_S = 0.5  # between two tries of a patient store while Redis is out of reach
 Enqueue = Callable[[str, list[str]], Awaitable[None]]
 
 # Queues the pages (key, url, depth triples of ARGV from `first`) the job does not know yet, while its total stays
@@ -129,8 +132,8 @@ class RedisJobStore:
     """jobs.JobStore's operations on Redis, for replicas; `enqueue(job_id, keys)` queues the visits of pages
     newly queued (by links, sitemaps or an append)."""
 
-    def __init__(self, redis: Redis, max_duration_s: float) -> None:
-        self._redis, self._max_duration_s = redis, max_duration_s
+    def __init__(self, redis: Redis, max_duration_s: float, patience_s: float = 0.0) -> None:
+        self._redis, self._max_duration_s, self._patience_s = redis, max_duration_s, patience_s
         self._enqueue: Enqueue | None = None
         self._add = redis.register_script(_ADD)
         self._claim = redis.register_script(_CLAIM)
@@ -141,12 +144,24 @@ class RedisJobStore:
     def on_queued(self, enqueue: Enqueue) -> None:
         self._enqueue = enqueue
 
+    def patient(self, patience_s: float) -> RedisJobStore:
+        """This store, retrying what Redis refuses for up to `patience_s` before it gives up: for the visits,
+        which would otherwise fetch their page again once handed over (every operation is safe to repeat)."""
+        patient = copy.copy(self)
+        patient._patience_s = patience_s
+        return patient
+
     async def run(self, method: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run one of the operations below, as jobs.JobStore.run does; Redis out of reach is a 503."""
-        try:
-            return await method(*args)
-        except (RedisError, OSError) as e:
-            raise SharedStateUnavailable(f"the job store (Redis) cannot be reached: {e}") from e
+        """Run one of the operations below, as jobs.JobStore.run does; Redis out of reach is a 503 (at once,
+        or after this store's patience)."""
+        gives_up = time.monotonic() + self._patience_s
+        while True:
+            try:
+                return await method(*args)
+            except (RedisError, OSError) as e:
+                if time.monotonic() >= gives_up:
+                    raise SharedStateUnavailable(f"the job store (Redis) cannot be reached: {e}") from e
+                await asyncio.sleep(RETRY_PAUSE_S)
 
     def close(self) -> None:
         """Nothing to release: the Redis client belongs to the process."""

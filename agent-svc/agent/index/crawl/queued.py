@@ -29,17 +29,21 @@ from agent.upstream.task_queue import TaskQueue
 log = logging.getLogger(__name__)
 SEED, VISIT = "crawl.seed", "crawl.visit"
 REPAIR_S = 30.0
+PATIENCE_S = 60.0
 CRAWLS_KEPT = 64  # jobs whose robots.txt and scope a replica keeps between their pages' visits
 _REPAIR_LOCK = "wisp:crawl:repair"
 
 
 class QueuedRunner:
     def __init__(self, tools: CrawlTools, store: RedisJobStore, tasks: TaskQueue, redis: Redis) -> None:
-        self.tools, self.store, self.tasks, self._redis = tools, store, tasks, redis
+        store.on_queued(self._queue_visits)
+        # a visit that has fetched its page waits out a short Redis outage to record it, rather than being
+        # handed over and fetching the page again
+        self.store = store.patient(PATIENCE_S)
+        self.tools, self.tasks, self._redis = tools, tasks, redis
         self._extract_slots = extract_slots(tools)
         self._crawls: OrderedDict[str, Crawl] = OrderedDict()
         self._repairing: asyncio.Task | None = None
-        store.on_queued(self._queue_visits)
         tasks.register(SEED, self._seed)
         tasks.register(VISIT, self._visit)
 

@@ -175,3 +175,20 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
         assert refused.value.status == 503 and time.monotonic() - started < 5
         await redis.aclose()
     asyncio.run(run())
+
+
+def test_a_patient_store_waits_out_a_short_outage_to_record_a_page(redis_server: RedisServer) -> None:
+    async def steps(store: RedisJobStore, redis: Redis, queued: list) -> None:
+        patient = store.patient(20)
+        await patient.add_pages("j", [page(1)], 10)
+        await patient.claim("j", "k1")
+        redis_server.kill()
+        recording = asyncio.create_task(patient.run(patient.done, "j", "k1", {"markdown": "kept"}))
+        await asyncio.sleep(1.5)
+        with pytest.raises(SharedStateUnavailable):
+            await store.run(store.job, "j")  # a route's store answers at once
+        assert not recording.done()
+        await asyncio.to_thread(redis_server.start)
+        await recording
+        assert (await store.snapshot("j", 0, 10, 10_000))[2] == [{"markdown": "kept"}]
+    scenario(redis_server, steps)

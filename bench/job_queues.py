@@ -1,9 +1,10 @@
 """Which Redis job library should carry Wisp's crawl tasks? saq, arq, taskiq-redis and dramatiq, each against a
 real redis-server started here (Debian's, in a temporary folder), its workers in processes of their own:
 
-- throughput: `-n` tasks that do next to nothing, enqueued one after the other by one client while 2 worker
-  processes (8 tasks at a time each) drain them; enqueues per second and tasks per second from the first enqueue
-  to the last task done (medians of `--rounds`);
+- throughput: `-n` tasks that do next to nothing, enqueued one after the other by one client, drained by 2
+  worker processes (8 tasks at a time each): enqueues per second and drain per second on a queue filled first,
+  with the Redis commands each task cost; tasks per second from the first enqueue to the last task done with the
+  workers running; and any task started more than once (medians of `--rounds`, the libraries in turn);
 - latency: one task at a time on 1 idle worker (a random pause of 0-0.5 s before each, so that polling workers
   are caught at any point of their interval): enqueue to start, enqueue to the result seen by the client (ms);
 - dedup: the same key enqueued 3 times before any worker runs: how often the task starts;
@@ -75,7 +76,7 @@ async def probe(key: str, seconds: float) -> str:
     await _events.rpush(STARTS, json.dumps({"key": key, "pid": os.getpid(), "t": time.time()}))
     if seconds:
         await asyncio.sleep(seconds)
-    await _events.rpush(ENDS, key)
+    await _events.rpush(ENDS, json.dumps({"key": key, "pid": os.getpid(), "t": time.time()}))
     return key
 
 
@@ -226,7 +227,9 @@ LIBRARIES: dict[str, type[Library]] = {"saq": Saq, "arq": Arq, "taskiq": Taskiq,
 # --- the harness: Redis, worker processes, the probes' records --------------------------------------------
 
 @dataclass(frozen=True)
-class Start:
+class Record:
+    """A task body's start or end."""
+
     key: str
     pid: int
     t: float
@@ -239,6 +242,7 @@ class Lab:
         self.library, self.url, self.logs = library, url, logs
         self.redis = Redis.from_url(url)
         self.workers: list[subprocess.Popen[bytes]] = []
+        self.polls = 0  # Redis commands this harness sent while it waited, one per look
 
     @contextlib.asynccontextmanager
     async def scene(self, workers: int, start_workers: bool = True) -> AsyncIterator[Library]:
@@ -276,20 +280,32 @@ class Lab:
             worker.wait()
         self.workers.clear()
 
-    async def starts(self, key: str | None = None) -> list[Start]:
-        found = [Start(**json.loads(raw)) for raw in await self.redis.lrange(STARTS, 0, -1)]
-        return [start for start in found if key is None or start.key == key]
+    async def starts(self, key: str | None = None) -> list[Record]:
+        return await self._records(STARTS, key)
+
+    async def ends(self, key: str | None = None) -> list[Record]:
+        return await self._records(ENDS, key)
+
+    async def _records(self, name: str, key: str | None) -> list[Record]:
+        found = [Record(**json.loads(raw)) for raw in await self.redis.lrange(name, 0, -1)]
+        return [record for record in found if key is None or record.key == key]
 
     async def ended(self, key: str) -> bool:
-        return key.encode() in await self.redis.lrange(ENDS, 0, -1)
+        return bool(await self.ends(key))
+
+    async def commands(self) -> int:
+        """Commands Redis has served so far (this one included)."""
+        return (await self.redis.info("stats"))["total_commands_processed"]
 
     async def until(self, condition: Callable[[], Awaitable[bool]], timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
-        while not await condition():
+        while True:
+            self.polls += 1  # each condition sends Redis one command
+            if await condition():
+                return True
             if time.monotonic() > deadline:
                 return False
             await asyncio.sleep(0.005)
-        return True
 
     async def close(self) -> None:
         self.stop_workers()
@@ -317,19 +333,43 @@ async def traffic(client: Library, busy: bool) -> AsyncIterator[None]:
 # --- the measures ----------------------------------------------------------------------------------------------
 
 async def throughput(lab: Lab, tasks: int) -> dict:
+    """Enqueue rate and drain rate on a queue filled first; then both at once, from the first enqueue to the last
+    task done. Redis commands per task of the enqueue and of the drain (the probes' records and the harness's own
+    looks left out); starts beyond one per task in both."""
+    async with lab.scene(workers=2, start_workers=False) as client:
+        before = await lab.commands()
+        enqueue_s = await _enqueue_all(client, tasks)
+        enqueued, polls = await lab.commands(), lab.polls
+        await lab.start_workers(2)
+        await _wait_ended(lab, tasks)
+        drained = await lab.commands() - enqueued - (lab.polls - polls) - 2 * tasks
+        starts, ends = await lab.starts(), await lab.ends()
+    drain_s = max(end.t for end in ends) - min(start.t for start in starts)
     async with lab.scene(workers=2) as client:
         began = time.perf_counter()
-        for number in range(tasks):
-            await client.enqueue(f"t{number}", 0)
-        enqueued = time.perf_counter()
-        if not await lab.until(lambda: _ended_count(lab, tasks), 300):
-            raise RuntimeError(f"{lab.library}: {tasks} tasks not done in 300 s")
-        done = time.perf_counter()
-    return {"enqueue_per_s": tasks / (enqueued - began), "tasks_per_s": tasks / (done - began)}
+        await _enqueue_all(client, tasks)
+        await _wait_ended(lab, tasks)
+        both_s = time.perf_counter() - began
+        extra_starts = len(starts) - tasks + len(await lab.starts()) - tasks
+    return {"enqueue_per_s": tasks / enqueue_s, "drain_per_s": tasks / drain_s, "tasks_per_s": tasks / both_s,
+            "enqueue_commands_per_task": (enqueued - before) / tasks, "drain_commands_per_task": drained / tasks,
+            "extra_starts": extra_starts}
 
 
-async def _ended_count(lab: Lab, tasks: int) -> bool:
-    return await lab.redis.llen(ENDS) >= tasks
+async def _enqueue_all(client: Library, tasks: int) -> float:
+    """Seconds to enqueue `tasks` one after the other."""
+    began = time.perf_counter()
+    for number in range(tasks):
+        await client.enqueue(f"t{number}", 0)
+    return time.perf_counter() - began
+
+
+async def _wait_ended(lab: Lab, tasks: int) -> None:
+    async def all_ended() -> bool:
+        return await lab.redis.llen(ENDS) >= tasks
+
+    if not await lab.until(all_ended, 300):
+        raise RuntimeError(f"{lab.library}: {tasks} tasks not done in 300 s")
 
 
 async def latency(lab: Lab, samples: int) -> dict:
@@ -392,33 +432,48 @@ async def double_run(lab: Lab, busy: bool) -> dict:
         return {"starts": len(await lab.starts("twelve")), "finished": finished}
 
 
-async def measure(library: str, url: str, logs: Path, args: argparse.Namespace) -> dict:
-    lab = Lab(library, url, logs)
+async def behaviour(lab: Lab, args: argparse.Namespace) -> dict:
+    figures = {**await latency(lab, args.samples), "dedup": await dedup(lab)}
+    for busy in (False, True):
+        queue = "busy" if busy else "idle"
+        figures[f"takeover_{queue}"] = await takeover(lab, busy, args.takeover_wait)
+        figures[f"double_run_{queue}"] = await double_run(lab, busy)
+    return figures
+
+
+def summary(rounds: list[dict]) -> dict:
+    """Medians of the rounds' rates; the extra starts of all rounds together."""
+    return {**{figure: statistics.median(r[figure] for r in rounds) for figure in rounds[0]},
+            "extra_starts": sum(r["extra_starts"] for r in rounds)}
+
+
+async def measure(url: str, logs: Path, args: argparse.Namespace) -> dict[str, dict]:
+    labs = {name: Lab(name, url, logs) for name in args.libraries}
     try:
-        rounds = [await throughput(lab, args.tasks) for _ in range(args.rounds)]
-        figures = {"settings": LIBRARIES[library].settings,
-                   **{name: statistics.median(r[name] for r in rounds) for name in rounds[0]},
-                   "rounds": rounds, **await latency(lab, args.samples), "dedup": await dedup(lab)}
-        for busy in (False, True):
-            queue = "busy" if busy else "idle"
-            figures[f"takeover_{queue}"] = await takeover(lab, busy, args.takeover_wait)
-            figures[f"double_run_{queue}"] = await double_run(lab, busy)
-        return figures
+        rounds: dict[str, list[dict]] = {name: [] for name in labs}
+        for _ in range(args.rounds):  # the libraries in turn, so that the machine's other load falls on each alike
+            for name, lab in labs.items():
+                rounds[name].append(await throughput(lab, args.tasks))
+        return {name: {"settings": LIBRARIES[name].settings, **summary(rounds[name]), "rounds": rounds[name],
+                       **await behaviour(lab, args)} for name, lab in labs.items()}
     finally:
-        await lab.close()
+        for lab in labs.values():
+            await lab.close()
 
 
 # --- the report ------------------------------------------------------------------------------------------------
 
 def print_tables(results: dict[str, dict], args: argparse.Namespace) -> None:
-    print(f"\n{args.tasks} tasks, 2 worker processes x {CONCURRENCY} (medians of {args.rounds}); latency: "
-          f"{args.samples} tasks one at a time on 1 idle worker (medians)\n")
-    print("| library | enqueue/s | tasks/s | enqueue→start ms | enqueue→result ms | result p90 ms "
-          "| dedup: starts of 3 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"\n{args.tasks} tasks enqueued one at a time by one client, 2 worker processes x {CONCURRENCY} (medians of "
+          f"{args.rounds}): enqueue and drain on a queue filled first, end to end with the workers running; "
+          f"latency: {args.samples} tasks one at a time on 1 idle worker (medians)\n")
+    print("| library | enqueue/s | drain/s | end to end/s | Redis cmds/task: enqueue | drain | enqueue→start ms "
+          f"| →result ms | result p90 ms | extra starts in {2 * args.tasks * args.rounds} | dedup: starts of 3 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in results.items():
-        print(f"| {name} | {r['enqueue_per_s']:,.0f} | {r['tasks_per_s']:,.0f} | {r['to_start_ms']:.1f} | "
-              f"{r['to_result_ms']:.1f} | {r['to_result_p90_ms']:.1f} | {r['dedup']['starts']} |")
+        print(f"| {name} | {r['enqueue_per_s']:,.0f} | {r['drain_per_s']:,.0f} | {r['tasks_per_s']:,.0f} | "
+              f"{r['enqueue_commands_per_task']:.1f} | {r['drain_commands_per_task']:.1f} | {r['to_start_ms']:.1f} | "
+              f"{r['to_result_ms']:.1f} | {r['to_result_p90_ms']:.1f} | {r['extra_starts']} | {r['dedup']['starts']} |")
     print(f"\nA {LONGEST_TASK_S} s task whose worker is SIGKILLed after 1 s (starts: 2 is right), and a 12 s task on a "
           f"healthy worker (starts: 1 is right); lease ~{LEASE_S} s\n")
     print("| library | taken over (idle) | s after kill | starts | taken over (busy) | s after kill | starts | "
@@ -443,7 +498,7 @@ def machine() -> dict:
 
 async def run(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp)) as redis:
-        return {name: await measure(name, redis.url, Path(tmp), args) for name in args.libraries}
+        return await measure(redis.url, Path(tmp), args)
 
 
 async def serve(library: str, url: str) -> None:

@@ -53,6 +53,7 @@ import taskiq.api
 import taskiq_redis
 from redis.asyncio import Redis
 
+from agent.upstream.task_queue import LeasedQueue
 from offline_web.processes import ending_with_this_process
 from offline_web.redis_server import RedisServer
 
@@ -115,6 +116,17 @@ class Saq:
     async def serve(self, url: str, concurrency: int) -> None:
         await self.connect(url)
         await saq.Worker(self.queue, [("probe", _saq_probe)], concurrency=concurrency, timers={"sweep": 1}).start()
+
+
+class WispSaq(Saq):
+    """saq as Wisp runs it: the same settings, with Wisp's sweep (agent/upstream/task_queue.py), which hands over a
+    task not yet marked active only when two sweeps see it so (saq's own takes it at once: saq#277)."""
+
+    settings = Saq.settings + "; Wisp's sweep"
+
+    async def connect(self, url: str) -> None:
+        self.queue = LeasedQueue.from_url(url, name="bench")
+        await self.queue.connect()
 
 
 async def _saq_probe(ctx: dict, *, key: str, seconds: float) -> str:
@@ -221,7 +233,8 @@ class Dramatiq:
         await asyncio.Event().wait()
 
 
-LIBRARIES: dict[str, type[Library]] = {"saq": Saq, "arq": Arq, "taskiq": Taskiq, "dramatiq": Dramatiq}
+LIBRARIES: dict[str, type[Library]] = {"saq": Saq, "wisp-saq": WispSaq, "arq": Arq, "taskiq": Taskiq,
+                                       "dramatiq": Dramatiq}
 
 
 # --- the harness: Redis, worker processes, the probes' records --------------------------------------------

@@ -36,7 +36,7 @@ RETRIES = 1000  # handovers of one task: a task counts its own attempts (a page 
 REDIS_DOWN_PAUSE_S = 1.0  # between two attempts to take a task while Redis cannot be reached
 
 
-class _PatientQueue(RedisQueue):
+class LeasedQueue(RedisQueue):
     """saq's Redis queue, which pauses when Redis is down instead of letting its worker spin on the error, and
     sweeps only tasks whose lease has lapsed.
 
@@ -84,7 +84,7 @@ class _QuietWorker(Worker):
 
 class TaskQueue:
     def __init__(self, redis_url: str, name: str = "wisp", lease_s: float = 10.0, sweep_s: float = 2.0) -> None:
-        self.queue: Queue = _PatientQueue.from_url(redis_url, name=name)
+        self.queue: Queue = LeasedQueue.from_url(redis_url, name=name)
         self.lease_s, self.sweep_s = lease_s, sweep_s
         self._functions: dict[str, Task] = {}
         self._worker: Worker | None = None

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
-from test_extract import AGENT_ENV, PAGES_SCHEMA, PROMPT, llm_stub  # noqa: F401 - the fixture, an LLM stub
+from test_extract import AGENT_ENV, PAGES_SCHEMA, PROMPT
 
 from offline_web.processes import Service
 from offline_web.stack import OfflineStack
@@ -126,7 +126,7 @@ def mcp(servers: Callable[[str], Session]) -> Session:
 
 
 @pytest.fixture(scope="module")
-def llm_agent(stack: OfflineStack, llm_stub: Service, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
+def llm_agent(stack: OfflineStack, llm_stub: Service, tmp_path_factory: pytest.TempPathFactory
               ) -> Iterator[str]:
     """agent-svc whose LLM (the stub's `pages` model) answers with the title and URL of each page it was shown,
     so that a test sees which pages an extraction read."""

@@ -24,17 +24,23 @@ def fixtures_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+def session_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server on loopback for the tests of what replicas share."""
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server
 
 
 @pytest.fixture
+def redis_server(session_redis: RedisServer) -> RedisServer:
+    """The session's Redis, running: a test before may have killed it."""
+    if session_redis.process is None or session_redis.process.poll() is not None:
+        session_redis.start()
+    return session_redis
+
+
+@pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
-    """The session's Redis, running (a test before may have killed it) and emptied."""
-    if redis_server.process is None or redis_server.process.poll() is not None:
-        redis_server.start()
+    """The session's Redis, running and emptied."""
     with redis.Redis.from_url(redis_server.url) as client:
         client.flushdb()
     return redis_server.url

@@ -17,7 +17,6 @@ from agent.core.pages import FetchOutcome
 from agent.core.timings import StageTimings
 
 CacheLookup = Literal["hit", "miss", "expired", "unreadable", "unavailable", "refused"]
-CacheLookup = Literal["hit", "miss", "expired", "unreadable", "refused"]
 SharedLimit = Literal["per_minute", "costly"]
 
 # where a search falls back instead of failing, each named at its site (the response's `warning` says more)

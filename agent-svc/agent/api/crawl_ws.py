@@ -24,7 +24,7 @@ from starlette.websockets import WebSocketDisconnect
 from agent.api.crawl_routes import api_version
 from agent.api.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
 from agent.api.usage import owner_of
-from agent.errors import Forbidden, JobNotFound
+from agent.errors import Forbidden, JobNotFound, SharedStateUnavailable
 from agent.index.crawl.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import CRAWL
@@ -56,6 +56,8 @@ async def watch_crawl(websocket: WebSocket, job_id: str) -> None:
         await _close(websocket, 1008, {"type": "error", "error": e.message})
     except WebSocketDisconnect:
         pass
+    except SharedStateUnavailable as e:  # Redis out of reach: the client may watch again later
+        await _close(websocket, 1013, {"type": "error", "error": e.message})
     except Exception as e:
         log.exception("crawl watcher of %s failed", job_id)
         await _close(websocket, 1011, {"type": "error", "error": f"Internal server error ({type(e).__name__}); "

@@ -194,14 +194,16 @@ async def _visit(crawl: Crawl, queued: QueuedPage) -> None:
         return
     if not options.batch:
         await _index(crawl, page)
-    formats = [f for f in crawl.options.formats if f in DOCUMENT_FORMATS]
-    await store.run(store.done, job_id, queued.key,
-                    document(queued.url, page.extracted.title, page.extracted.description, page, formats))
+    # its links before the page is done: while it is being fetched no visit elsewhere can find the job drained
+    # and end it, and a visit handed over after a crash adds them again (known pages are not queued twice)
     if _follows_links(crawl.options, queued.depth):
         links = [(crawl.key(url), url, queued.depth + 1) for url in page.extracted.links
                  if crawl.scope.follows(url) is None]
         await store.run(store.add_pages, job_id, list({k: (k, u, d) for k, u, d in links}.values()),
                         crawl.options.limit)
+    formats = [f for f in crawl.options.formats if f in DOCUMENT_FORMATS]
+    await store.run(store.done, job_id, queued.key,
+                    document(queued.url, page.extracted.title, page.extracted.description, page, formats))
 
 
 async def _page(crawl: Crawl, url: str, robots_delay_s: float) -> Page:

@@ -34,10 +34,11 @@ MAX_ATTEMPTS = 3
 RETRY_PAUSE_S = 0.5  # between two tries of a patient store while Redis is out of reach
 Enqueue = Callable[[str, list[str]], Awaitable[None]]
 
-# Queues the pages (key, url, depth triples of ARGV from `first`) the job does not know yet, while its total stays
-# within `limit` and it knows of at most ROWS_PER_PAGE × limit pages; returns the keys queued.
+# Queues the pages (key, url, depth triples of ARGV from `first`) a running job does not know yet, while its total
+# stays within `limit` and it knows of at most ROWS_PER_PAGE × limit pages; returns the keys queued.
 _ADD_PAGES = f"""
 local function add_pages(job, pages, limit, first)
+    if redis.call('HGET', job, 'status') ~= 'scraping' then return {{}} end
     local counts = redis.call('HMGET', job, 'queued', 'fetching', 'done', 'purge')
     local room = math.min(limit - (tonumber(counts[1]) + tonumber(counts[2]) + tonumber(counts[3])),
                           {ROWS_PER_PAGE} * limit - redis.call('HLEN', pages))
@@ -118,8 +119,8 @@ return 1
 _APPEND = _ADD_PAGES + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'scraping' and status ~= 'completed' then return {status or '', {}} end
-local added = add_pages(KEYS[1], KEYS[2], tonumber(ARGV[2]), 3)
 redis.call('HSET', KEYS[1], 'status', 'scraping', 'error', '')
+local added = add_pages(KEYS[1], KEYS[2], tonumber(ARGV[2]), 3)
 redis.call('ZADD', KEYS[3], redis.call('HGET', KEYS[1], 'created'), ARGV[1])
 return {status, added}
 """

@@ -91,8 +91,9 @@ class TaskQueue:
         self._running: asyncio.Task | None = None
 
     def register(self, name: str, task: Task) -> None:
-        """`task(**kwargs)` runs when a task of this name is taken; it must not raise (a bug it meets is its
-        job's failure, which it records), and it may run again after its replica dies."""
+        """`task(**kwargs)` runs when a task of this name is taken, and may run again after its replica dies. It
+        records a bug it meets as its job's failure; what it raises (Redis out of reach) leaves it to be handed
+        over once its lease lapses."""
         self._functions[name] = task
 
     async def enqueue(self, name: str, key: str, /, **kwargs: Any) -> bool:

@@ -100,7 +100,7 @@ async def run_crawl(job: Job, tools: CrawlTools, store: Store, extract_slots: as
         if (await store.run(store.job, job.id)).status != RUNNING:
             return  # cancelled while its last pages were visited
         # else pages were appended (a batch scrape's appendToId) as the last ones finished: visit them too
-    await _stop_at_time_limit(crawl)
+    await stop_at_time_limit(crawl)
 
 
 async def seed(crawl: Crawl) -> None:
@@ -115,7 +115,7 @@ async def visit_claimed(crawl: Crawl, key: str) -> None:
     the job if no page is left; past CRAWL_MAX_DURATION_S, end the job instead."""
     store = crawl.store
     if time.time() >= _ends(crawl.job, crawl.tools.settings):
-        await _stop_at_time_limit(crawl)
+        await stop_at_time_limit(crawl)
         return
     async with _job_slot(crawl):
         page = await store.run(store.claim, crawl.job_id, key)
@@ -135,7 +135,8 @@ def _ends(job: Job, settings: Settings) -> float:
     return job.created + settings.crawl_max_duration_s
 
 
-async def _stop_at_time_limit(crawl: Crawl) -> None:
+async def stop_at_time_limit(crawl: Crawl) -> None:
+    """End the job, past CRAWL_MAX_DURATION_S from its start, saying how many pages it left."""
     store, max_duration_s = crawl.store, crawl.tools.settings.crawl_max_duration_s
     left = await store.run(store.queued, crawl.job_id)
     note = f"stopped after CRAWL_MAX_DURATION_S ({max_duration_s:g} s) with {left} pages not visited" if left else None

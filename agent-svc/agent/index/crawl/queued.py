@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
@@ -20,8 +21,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent.errors import SharedStateUnavailable
-from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, visit_claimed
-from agent.index.crawl.jobs import COMPLETED, RUNNING, Job
+from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, stop_at_time_limit, visit_claimed
+from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING, Job
 from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import extract_slots, job_failed
 from agent.upstream.task_queue import TaskQueue
@@ -48,12 +49,18 @@ class QueuedRunner:
         tasks.register(VISIT, self._visit)
 
     async def start(self, job: Job) -> None:
-        await self.tasks.enqueue(SEED, job.id, job_id=job.id)
+        """Queue the job's seeding; the job exists already, so a failure here is left to the repair, not a 5xx
+        that would make the client start a second job."""
+        try:
+            await self.tasks.enqueue(SEED, job.id, job_id=job.id)
+        except (RedisError, OSError) as e:
+            log.warning("could not queue the seeding of crawl %s (%s): the next repair will", job.id, e)
 
     async def resume(self) -> list[str]:
-        """The running jobs; their tasks are in the queue already (repaired, when some were lost)."""
+        """Nothing to resume here: the jobs' tasks wait in the queue (and the repair, from now on every REPAIR_S,
+        queues what was lost)."""
         self._repairing = asyncio.create_task(self._repair_every(REPAIR_S), name="crawl-repair")
-        return await self.store.running()
+        return []
 
     def cancelled(self, job_id: str) -> None:
         """Nothing to stop: the visits of a cancelled job find it so, and do nothing."""
@@ -65,14 +72,21 @@ class QueuedRunner:
             await asyncio.gather(self._repairing, return_exceptions=True)
 
     async def repair(self) -> int:
-        """Queue the tasks every running job needs (already queued ones are left alone); the number queued."""
+        """Queue the tasks every running job needs (already queued ones are left alone), and end the jobs that
+        have none left to run: drained, past CRAWL_MAX_DURATION_S, or unreadable. The number of tasks queued."""
         queued = 0
         for job in await self.store.running_jobs():
-            if not job.seeded:
+            if job.status != RUNNING:  # its stored options could not be read
+                await self.store.finish(job.id, FAILED, job.error)
+            elif time.time() >= job.created + self.tools.settings.crawl_max_duration_s:
+                await stop_at_time_limit(crawl_of(job, self.tools, self.store))
+            elif not job.seeded:
                 queued += await self.tasks.enqueue(SEED, job.id, job_id=job.id)
-                continue
-            for key in await self.store.unvisited(job.id):
-                queued += await self.tasks.enqueue(VISIT, f"{job.id}:{key}", job_id=job.id, key=key)
+            elif unvisited := await self.store.unvisited(job.id):
+                for key in unvisited:
+                    queued += await self.tasks.enqueue(VISIT, f"{job.id}:{key}", job_id=job.id, key=key)
+            else:  # its last visit ended between two steps (an append of known URLs, a crash)
+                await self.store.finish(job.id, COMPLETED, None, True)
         return queued
 
     async def _queue_visits(self, job_id: str, keys: list[str]) -> None:

@@ -11,7 +11,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.config import Settings
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.jobs import FAILED, RUNNING
+from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING
 from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.queued import QueuedRunner
@@ -74,4 +74,18 @@ def test_a_bug_fails_the_job_and_redis_out_of_reach_does_not(redis_server: Redis
         await runner._with("j", bug)
         job = await runner.store.job("j")
         assert job.status == FAILED and job.error == "ValueError: a bug"
+    runner_on(redis_server, steps)
+
+
+def test_a_repair_ends_a_job_left_running_with_nothing_to_visit(redis_server: RedisServer) -> None:
+    async def steps(runner: QueuedRunner, redis: Redis) -> None:
+        store = runner.store
+        await store.create("j", OPTIONS, 60)
+        await store.mark_seeded("j")
+        await store.add_pages("j", [("k1", "https://docs.test/1", 0)], 10)
+        await store.claim("j", "k1")
+        await store.done("j", "k1", {})  # the visit died before it could end the job
+        assert (await store.job("j")).status == RUNNING
+        assert await runner.repair() == 0
+        assert (await store.job("j")).status == COMPLETED
     runner_on(redis_server, steps)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 Task = Callable[..., Awaitable[None]]
 RETRIES = 1000  # handovers of one task: a task counts its own attempts (a page fails after a few)
 REDIS_DOWN_PAUSE_S = 1.0  # between two attempts to take a task while Redis cannot be reached
+DEQUEUE_WAIT_S = 1.0  # how long a free worker waits on Redis for a task before asking again
 
 
 class LeasedQueue(RedisQueue):
@@ -42,40 +44,42 @@ class LeasedQueue(RedisQueue):
 
     saq's own sweep also hands over at once every task on its active list not marked active yet, which is every
     task a worker has just taken, for the milliseconds before it marks it: a healthy task would be aborted and
-    run again. Here an unmarked task is handed over only when the previous sweep saw it unmarked too.
+    run again (saq issue #277). Here an unmarked task is handed over only when it has stayed unmarked a whole
+    sweep interval; when each was first seen so is kept in Redis, since the sweep moves between replicas.
     """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._unmarked: set[bytes] = set()
 
     async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
         if not await self.redis.set(self._sweep, 1, nx=True, ex=lock):  # another replica's turn
             return []
+        now = time.time()
+        first_seen = {k: float(v) for k, v in (await self.redis.hgetall(self._unmarked)).items()}
         ids = await self.redis.lrange(self._active, 0, -1)
-        unmarked, lapsed = set(), []
+        unmarked, lapsed, gone = {}, [], []
         for job_id, raw in zip(ids, await self.redis.mget(ids) if ids else [], strict=True):
             job = self.deserialize(raw) if raw else None
-            if job is None:  # finished meanwhile
+            if job is None:  # finished meanwhile, or a handed-over copy of a task that then finished
+                gone.append(job_id)
                 continue
             if job.status != Status.ACTIVE:
-                unmarked.add(job_id)
-            if job.stuck or (job.status != Status.ACTIVE and job_id in self._unmarked):
+                unmarked[job_id] = first_seen.get(job_id, now)
+            if job.stuck or now - unmarked.get(job_id, now) >= lock:
                 lapsed.append(job)
-        self._unmarked = unmarked
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self._unmarked)
+            if unmarked:
+                pipe.hset(self._unmarked, mapping=unmarked).expire(self._unmarked, lock * 10)
+            for job_id in gone:
+                pipe.lrem(self._active, 0, job_id)
+            await pipe.execute()
         for job in lapsed:
             log.warning("task %s: its lease lapsed (its replica stopped); handing it over", job.key)
             metrics.QUEUE_TASKS_HANDED_OVER.inc()
             await self.retry(job, error="its replica stopped renewing its lease")
         return [job.id for job in lapsed]
 
-    async def dequeue(self, timeout: float = 0.0, poll_interval: float = 0.0) -> Any:
-        try:
-            return await super().dequeue(timeout, poll_interval)
-        except (RedisError, OSError) as e:
-            log.warning("the task queue cannot reach Redis (%s); retrying in %g s", e, REDIS_DOWN_PAUSE_S)
-            await asyncio.sleep(REDIS_DOWN_PAUSE_S)
-            raise
+    @property
+    def _unmarked(self) -> str:
+        return self.namespace("unmarked")
 
 
 class _QuietWorker(Worker):
@@ -84,7 +88,11 @@ class _QuietWorker(Worker):
 
 class TaskQueue:
     def __init__(self, redis_url: str, name: str = "wisp", lease_s: float = 10.0, sweep_s: float = 2.0) -> None:
-        self.queue: Queue = LeasedQueue.from_url(redis_url, name=name)
+        # its own client (a worker's waits for a task hold connections), with timeouts: a connection left half-open
+        # must fail an enqueue or a lease renewal, not hang it (the longest wait for a task is DEQUEUE_WAIT_S)
+        self.queue: Queue = LeasedQueue(Redis.from_url(redis_url, socket_timeout=DEQUEUE_WAIT_S + 5,
+                                                       socket_connect_timeout=2, health_check_interval=10,
+                                                       retry_on_error=[RedisConnectionError]), name=name)
         self.lease_s, self.sweep_s = lease_s, sweep_s
         self._functions: dict[str, Task] = {}
         self._worker: Worker | None = None
@@ -105,7 +113,7 @@ class TaskQueue:
     async def start(self, concurrency: int) -> None:
         """Take tasks, `concurrency` at once, until `close`."""
         functions = [(name, self._leased(name, task)) for name, task in self._functions.items()]
-        self._worker = _QuietWorker(self.queue, functions, concurrency=concurrency, dequeue_timeout=1.0,
+        self._worker = _QuietWorker(self.queue, functions, concurrency=concurrency, dequeue_timeout=DEQUEUE_WAIT_S,
                                     timers={"sweep": max(1, round(self.sweep_s)), "abort": 1})
         self._running = asyncio.create_task(self._worker.start(), name="task-queue-worker")
 

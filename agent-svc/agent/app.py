@@ -100,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await crawls.resume()
             app.state.extracts = extracts = (extract_jobs(services) if shared is None
                                              else redis_extract_jobs(services, shared))
+            await extracts.resume()
             app.state.recent_scrapes = (recent_scrapes(settings) if shared is None
                                         else redis_recent_scrapes(settings, shared))
             if shared is not None:

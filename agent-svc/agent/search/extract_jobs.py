@@ -81,6 +81,9 @@ class ExtractJobs:
             raise JobNotFound("Extract job not found")
         return record
 
+    async def resume(self) -> None:
+        """Nothing to resume: a restart forgets this process's extractions."""
+
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 TASK = "extract.run"
 PREFIX = "wisp:extract:"
 UNFINISHED = f"{PREFIX}unfinished"  # id → when its record expires
+MAX_ATTEMPTS = 3
+REPAIR_S = 30.0
+_REPAIR_LOCK = f"{PREFIX}repair"
 
 # KEYS: the record, the unfinished set; ARGV: id, status, result. Records a result once.
 _FINISH = """
@@ -55,23 +58,29 @@ class RedisExtractJobs:
         self._max_jobs, self._ttl_s, self._max_per_owner = max_jobs, ttl_s, max_per_owner
         self._running = asyncio.Semaphore(max_running)
         self._finish = redis.register_script(_FINISH)
+        self._repairing: asyncio.Task | None = None
         tasks.register(TASK, self._extract)
 
     async def start(self, job: ExtractJob, owner: str | None) -> str:
+        """The id of `owner`'s new job, recorded; its task is queued, or left to the repair when that fails (a
+        503 then would make the client start a second job)."""
+        job_id = request_id()
+        expires = time.time() + self._ttl_s
         try:
             await self._make_room(owner)
-            job_id = request_id()
-            expires = time.time() + self._ttl_s
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.hset(_record(job_id), mapping={"job": json.dumps(asdict(job)), "owner": owner or "",
                                                     "expires": expires, "status": PROCESSING, "result": ""})
                 pipe.expireat(_record(job_id), int(expires) + 1)
                 pipe.zadd(UNFINISHED, {job_id: expires})
                 await pipe.execute()
-            await self._tasks.enqueue(TASK, job_id, job_id=job_id)
-            return job_id
         except (RedisError, OSError) as e:
             raise SharedStateUnavailable(f"the extract jobs (Redis) cannot be reached: {e}") from e
+        try:
+            await self._tasks.enqueue(TASK, job_id, job_id=job_id)
+        except (RedisError, OSError) as e:
+            log.warning("could not queue extraction %s (%s): the next repair will", job_id, e)
+        return job_id
 
     async def get(self, job_id: str, owner: str | None) -> ExtractRecord:
         try:
@@ -83,20 +92,50 @@ class RedisExtractJobs:
             raise JobNotFound("Extract job not found")
         return record
 
+    async def resume(self) -> None:
+        """Every REPAIR_S, one replica queues again the unfinished extractions whose task was lost (a replica
+        that died between writing the record and queueing the task)."""
+        self._repairing = asyncio.create_task(self._repair_every(REPAIR_S), name="extract-repair")
+
     async def close(self) -> None:
-        """Nothing to stop here: the queue's worker hands running extractions back when it stops."""
+        """Stop repairing; the queue's worker hands running extractions back when it stops."""
+        if self._repairing is not None:
+            self._repairing.cancel()
+            await asyncio.gather(self._repairing, return_exceptions=True)
+
+    async def repair(self) -> int:
+        """Queue a task for every unfinished extraction that has none; the number queued."""
+        queued = 0
+        for member in await self._redis.zrangebyscore(UNFINISHED, time.time(), "+inf"):
+            queued += await self._tasks.enqueue(TASK, member.decode(), job_id=member.decode())
+        return queued
+
+    async def _repair_every(self, period_s: float) -> None:
+        while True:
+            await asyncio.sleep(period_s)
+            try:
+                if (await self._redis.set(_REPAIR_LOCK, "1", nx=True, ex=max(1, int(period_s)))
+                        and (queued := await self.repair())):
+                    log.warning("queued %d extractions whose task had been lost", queued)
+            except (RedisError, OSError) as e:
+                log.warning("could not check the extractions' tasks: %s", e)
 
     async def _extract(self, job_id: str) -> None:
-        """The task: run the extraction once more unless it has a result, and record the result once."""
+        """The task: run the extraction once more unless it has a result, and record the result once; one whose
+        replicas died MAX_ATTEMPTS times fails (it may be what kills them)."""
         fields = {k.decode(): v.decode() for k, v in (await self._redis.hgetall(_record(job_id))).items()}
         record = _record_of(job_id, fields)
         if record is None or record.status != PROCESSING:
             return
-        async with self._running:
-            try:
-                result = await self._run(record.job)
-            except Exception as e:  # a bug fails the job, never leaves it processing
-                result = failure(job_id, e)
+        if await self._redis.hincrby(_record(job_id), "attempts", 1) > MAX_ATTEMPTS:
+            result = ExtractResult(warnings=record.job.warnings, error=f"the replicas running it stopped "
+                                                                        f"{MAX_ATTEMPTS} times")
+        else:
+            async with self._running:
+                try:
+                    result = await self._run(record.job)
+                except Exception as e:  # a bug fails the job, never leaves it processing
+                    result = failure(job_id, e)
         await self._finish(keys=[_record(job_id), UNFINISHED],
                            args=[job_id, FAILED if result.error else COMPLETED, json.dumps(asdict(result))])
 

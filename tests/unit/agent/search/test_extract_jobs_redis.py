@@ -104,3 +104,25 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
             await jobs.get("j", None)
         await redis.aclose()
     asyncio.run(main())
+
+
+def test_a_lost_task_is_queued_again_and_one_that_keeps_killing_replicas_fails(redis_server: RedisServer) -> None:
+    runs: list[ExtractJob] = []
+
+    async def run(job: ExtractJob) -> ExtractResult:
+        runs.append(job)
+        return ExtractResult({})
+
+    async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
+        job_id = await first.start(JOB, None)
+        assert await first.repair() == 0  # its task is queued
+        async with Redis.from_url(redis_server.url) as redis:
+            for key in await redis.keys("saq:*"):
+                await redis.delete(key)
+        assert await first.repair() == 1 and await first.repair() == 0
+        for _ in range(3):  # three replicas died running it
+            await first._redis.hincrby(f"wisp:extract:{job_id}", "attempts", 1)
+        await second._extract(job_id)
+        record = await first.get(job_id, None)
+        assert record.status == FAILED and "stopped 3 times" in record.result.error and runs == []
+    replicas(redis_server, run, steps, workers=False)

@@ -225,9 +225,9 @@ class Settings(BaseSettings):
     limits_redis_timeout_s: float = Field(0.25, gt=0, le=10, description="With REDIS_URL: longest wait for Redis "
                                           "in a limit check; past it, or on any Redis error, the request is counted "
                                           "by its replica alone and Redis is asked again a second later")
-    costly_lease_s: float = Field(120.0, gt=0, description="With REDIS_URL: longest a costly request holds its "
-                                  "slot; the slots of a replica that died holding them come back after it (keep it "
-                                  "above the longest costly request: RICH_DEADLINE_S, SCRAPE_TIMEOUT_S)")
+    costly_lease_s: float = Field(30.0, gt=0, description="With REDIS_URL: the lease of a costly request's "
+                                  "slot, renewed every third of it while the request runs; the slots of a replica "
+                                  "that died holding them come back after it")
     # MCP server (/mcp)
     mcp_allowed_hosts: str = Field("127.0.0.1:*,localhost:*,[::1]:*", description="Host headers /mcp accepts "
                                    "(comma-separated, host:* for any port; empty: any), against DNS rebinding")

@@ -9,6 +9,7 @@ request tries it again; /readyz carries a warning meanwhile.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
@@ -54,6 +55,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {1, running + 1}
 """
 
+# KEYS[1]: as _TAKE's; ARGV: the lease in ms, a held token. Extends a held token's lease (and the key's life).
+_RENEW = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now_ms + tonumber(ARGV[1]), ARGV[2]) == 1 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
+"""
+
 T = TypeVar("T")
 
 
@@ -76,25 +87,37 @@ class RedisRateLimiter:
 
 
 class RedisCap:
-    """RANKED_CONCURRENCY_PER_KEY over every replica. Each slot is leased for `lease_s`: taking a slot first
-    drops the leases that ended, so the slots of a replica killed while holding them come back after that."""
+    """RANKED_CONCURRENCY_PER_KEY over every replica. Each slot is leased for `lease_s` and the lease renewed
+    every third of it while its request runs: taking a slot first drops the leases that ended, so the slots of a
+    replica killed while holding them come back within `lease_s`, and a long request keeps its own."""
 
     def __init__(self, redis: Redis, per_client: int, lease_s: float) -> None:
         self.per_client = per_client
         self._redis = redis
         self._lease_ms = round(lease_s * 1000)
         self._take = redis.register_script(_TAKE)
+        self._renew = redis.register_script(_RENEW)
 
     async def take(self, client: str) -> Release:
         key, token = f"{KEY_PREFIX}:costly:{client}", secrets.token_hex(8)
         admitted, running = await self._take([key], [self.per_client, self._lease_ms, token])
         if not admitted:
             raise over_cap(running, self.per_client)
+        renewing = asyncio.create_task(self._keep(key, token))
 
         async def release() -> None:
+            renewing.cancel()
             await self._redis.zrem(key, token)  # one command: atomic without a script
 
         return release
+
+    async def _keep(self, key: str, token: str) -> None:
+        while True:
+            await asyncio.sleep(self._lease_ms / 3000)
+            try:
+                await self._renew([key], [self._lease_ms, token])
+            except REDIS_ERRORS as e:  # the lease may end early: the cap is then a little loose, never stuck
+                log.warning("limits: could not renew a costly slot's lease: %s", e)
 
 
 class RedisGuard:

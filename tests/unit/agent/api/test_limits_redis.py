@@ -91,10 +91,27 @@ def test_replicas_share_the_costly_slots(redis_url: str) -> None:
     asyncio.run(scenario())
 
 
+def test_a_running_request_keeps_its_slot_past_its_lease(redis_url: str) -> None:
+    async def scenario() -> None:
+        first, second = replicas(redis_url, ranked_concurrency_per_key=1, costly_lease_s=0.3)
+        held = await first.costly.take(WHO)
+        await asyncio.sleep(1.0)  # three leases: renewed
+        with pytest.raises(RateLimited):
+            await second.costly.take(WHO)
+        await held()
+        await (await second.costly.take(WHO))()
+        await closing(first, second)
+
+    asyncio.run(scenario())
+
+
 def test_a_slot_never_given_back_returns_when_its_lease_ends(redis_url: str) -> None:
     async def scenario() -> None:
         killed, alive = replicas(redis_url, ranked_concurrency_per_key=2, costly_lease_s=0.5)
-        forgotten = await killed.costly.take(WHO)  # its replica dies before it gives it back
+        forgotten = await killed.costly.take(WHO)  # its replica dies before it gives it back...
+        for task in asyncio.all_tasks():  # ...and so stops renewing its lease
+            if task.get_coro().__qualname__.endswith("RedisCap._keep"):
+                task.cancel()
         await asyncio.sleep(0.3)
         held = await alive.costly.take(WHO)
         with pytest.raises(RateLimited):

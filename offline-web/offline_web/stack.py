@@ -68,7 +68,7 @@ def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], por
     `ready_path` answers 200."""
     port = port or free_port()
     command = [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port),
-               "--log-level", "warning"]
+               "--log-level", "warning", "--timeout-keep-alive", "75"]  # as agent-svc's Dockerfile: see there
     return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log", env=env,
                    health_path=ready_path)
 

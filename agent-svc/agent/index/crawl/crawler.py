@@ -1,8 +1,9 @@
-"""One crawl, or batch scrape, from its seeds to its last page: the processor that owns the flow (crawl/__init__.py).
+"""One crawl, or batch scrape, from its seeds to its last page: the processor that owns the flow (crawl/__init__.py),
+run by this process (`run_crawl`) or page by page on the replicas' queue (`seed`, `visit_claimed`: queued.py).
 
 Each page: robots.txt → its host's turn (politeness) → fetch (the SSRF guard on every hop) → extraction in the
-worker pool → the Firecrawl Document kept for GET /v2/crawl/{id} → the text into the vector index (ingest.py)
-→ its links within the scope queued one hop deeper. A page that fails is recorded with its error (GET
+worker pool → the text into the vector index (ingest.py) → its links within the scope queued one hop deeper →
+the Firecrawl Document kept for GET /v2/crawl/{id}. A page that fails is recorded with its error (GET
 /v2/crawl/{id}/errors) and costs only itself; the index failing costs no page either, and the status's
 warning says how many were not indexed.
 

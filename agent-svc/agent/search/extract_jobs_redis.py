@@ -24,7 +24,7 @@ from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
 from agent.search.extract import ExtractJob, ExtractResult, run_extract
 from agent.search.extract_jobs import COMPLETED, FAILED, PROCESSING, ExtractRecord, Runner, failure
 from agent.services import Services
-from agent.upstream.task_queue import Shared, TaskQueue
+from agent.upstream.task_queue import Shared, TaskQueue, repair_every
 
 log = logging.getLogger(__name__)
 TASK = "extract.run"
@@ -32,7 +32,6 @@ PREFIX = "wisp:extract:"
 UNFINISHED = f"{PREFIX}unfinished"  # id → when its record expires
 MAX_ATTEMPTS = 3
 REPAIR_S = 30.0
-_REPAIR_LOCK = f"{PREFIX}repair"
 
 # KEYS: the record, the unfinished set; ARGV: id, status, result. Records a result once.
 _FINISH = """
@@ -95,7 +94,7 @@ class RedisExtractJobs:
     async def resume(self) -> None:
         """Every REPAIR_S, one replica queues again the unfinished extractions whose task was lost (a replica
         that died between writing the record and queueing the task)."""
-        self._repairing = asyncio.create_task(self._repair_every(REPAIR_S), name="extract-repair")
+        self._repairing = asyncio.create_task(repair_every(self._redis, "extractions", REPAIR_S, self.repair))
 
     async def close(self) -> None:
         """Stop repairing; the queue's worker hands running extractions back when it stops."""
@@ -109,16 +108,6 @@ class RedisExtractJobs:
         for member in await self._redis.zrangebyscore(UNFINISHED, time.time(), "+inf"):
             queued += await self._tasks.enqueue(TASK, member.decode(), job_id=member.decode())
         return queued
-
-    async def _repair_every(self, period_s: float) -> None:
-        while True:
-            await asyncio.sleep(period_s)
-            try:
-                if (await self._redis.set(_REPAIR_LOCK, "1", nx=True, ex=max(1, int(period_s)))
-                        and (queued := await self.repair())):
-                    log.warning("queued %d extractions whose task had been lost", queued)
-            except (RedisError, OSError) as e:
-                log.warning("could not check the extractions' tasks: %s", e)
 
     async def _extract(self, job_id: str) -> None:
         """The task: run the extraction once more unless it has a result, and record the result once; one whose

@@ -148,6 +148,19 @@ class TaskQueue:
                 log.warning("could not renew the lease of task %s: %s", job.key, e)
 
 
+async def repair_every(redis: Redis, name: str, period_s: float, repair: Callable[[], Awaitable[int]]) -> None:
+    """Forever, every `period_s`: `repair()` on one replica (the first to take the period's lock in Redis), which
+    queues what was lost and returns how many tasks; a Redis out of reach is logged, and tried next period."""
+    while True:
+        await asyncio.sleep(period_s)
+        try:
+            if (await redis.set(f"wisp:repair:{name}", "1", nx=True, ex=max(1, int(period_s)))
+                    and (queued := await repair())):
+                log.warning("%s: queued %d tasks that had been lost", name, queued)
+        except (RedisError, OSError) as e:
+            log.warning("%s: could not check for lost tasks: %s", name, e)
+
+
 @dataclass(frozen=True)
 class Shared:
     """What replicas share on REDIS_URL: a client for the jobs' records, and the task queue."""

@@ -25,14 +25,13 @@ from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, stop_at
 from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING, Job
 from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import extract_slots, job_failed
-from agent.upstream.task_queue import TaskQueue
+from agent.upstream.task_queue import TaskQueue, repair_every
 
 log = logging.getLogger(__name__)
 SEED, VISIT = "crawl.seed", "crawl.visit"
 REPAIR_S = 30.0
 PATIENCE_S = 60.0
 CRAWLS_KEPT = 64  # jobs whose robots.txt and scope a replica keeps between their pages' visits
-_REPAIR_LOCK = "wisp:crawl:repair"
 
 
 class QueuedRunner:
@@ -59,7 +58,7 @@ class QueuedRunner:
     async def resume(self) -> list[str]:
         """Nothing to resume here: the jobs' tasks wait in the queue (and the repair, from now on every REPAIR_S,
         queues what was lost)."""
-        self._repairing = asyncio.create_task(self._repair_every(REPAIR_S), name="crawl-repair")
+        self._repairing = asyncio.create_task(repair_every(self._redis, "crawls", REPAIR_S, self.repair))
         return []
 
     def cancelled(self, job_id: str) -> None:
@@ -129,13 +128,3 @@ class QueuedRunner:
                 self._crawls.popitem(last=False)
         self._crawls.move_to_end(job_id)
         return crawl
-
-    async def _repair_every(self, period_s: float) -> None:
-        while True:
-            try:
-                if (await self._redis.set(_REPAIR_LOCK, "1", nx=True, ex=max(1, int(period_s)))
-                        and (queued := await self.repair())):
-                    log.warning("queued %d crawl tasks that had been lost", queued)
-            except (RedisError, OSError) as e:
-                log.warning("could not check the crawl queue: %s", e)
-            await asyncio.sleep(period_s)

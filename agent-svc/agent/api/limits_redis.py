@@ -33,6 +33,7 @@ from agent.api.limits_memory import Clock, process_limits
 from agent.config import Settings
 from agent.errors import RateLimited
 from agent.metrics import SharedLimit
+from agent.upstream.leased_slots import LeasedSlots
 
 log = logging.getLogger("agent")
 
@@ -40,31 +41,6 @@ KEY_PREFIX = "wisp:limits"
 RECHECK_S = 1.0  # how long a Redis that failed is left alone: a dead one costs one attempt a second, not one a request
 LOG_EVERY_S = 60.0  # while Redis stays down, one warning a minute rather than one a recheck
 REDIS_ERRORS = (RedisError, OSError)  # OSError covers the TimeoutError of asyncio's waits too
-# KEYS[1]: a client's costly requests in flight, each a token scored by the end of its lease, in Redis's own
-# milliseconds (the replicas' clocks may disagree); ARGV: the slots allowed, the lease in ms, the new token
-_TAKE = """
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
-local running = redis.call('ZCARD', KEYS[1])
-if running >= tonumber(ARGV[1]) then
-    return {0, running}
-end
-redis.call('ZADD', KEYS[1], now_ms + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, running + 1}
-"""
-
-# KEYS[1]: as _TAKE's; ARGV: the lease in ms, a held token. Extends a held token's lease (and the key's life).
-_RENEW = """
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-if redis.call('ZADD', KEYS[1], 'XX', 'CH', now_ms + tonumber(ARGV[1]), ARGV[2]) == 1 then
-    redis.call('PEXPIRE', KEYS[1], ARGV[1])
-end
-return 0
-"""
-
 T = TypeVar("T")
 
 
@@ -87,37 +63,26 @@ class RedisRateLimiter:
 
 
 class RedisCap:
-    """RANKED_CONCURRENCY_PER_KEY over every replica. Each slot is leased for `lease_s` and the lease renewed
-    every third of it while its request runs: taking a slot first drops the leases that ended, so the slots of a
-    replica killed while holding them come back within `lease_s`, and a long request keeps its own."""
+    """RANKED_CONCURRENCY_PER_KEY over every replica: each client's slots are leased (upstream/leased_slots.py) and
+    renewed while their request runs, so the slots of a replica killed while holding them come back within
+    `lease_s`, and a long request keeps its own."""
 
     def __init__(self, redis: Redis, per_client: int, lease_s: float) -> None:
         self.per_client = per_client
-        self._redis = redis
-        self._lease_ms = round(lease_s * 1000)
-        self._take = redis.register_script(_TAKE)
-        self._renew = redis.register_script(_RENEW)
+        self._slots = LeasedSlots(redis, lease_s)
 
     async def take(self, client: str) -> Release:
         key, token = f"{KEY_PREFIX}:costly:{client}", secrets.token_hex(8)
-        admitted, running = await self._take([key], [self.per_client, self._lease_ms, token])
-        if not admitted:
+        refused, running = await self._slots.take(key, token, self.per_client)
+        if refused:
             raise over_cap(running, self.per_client)
-        renewing = asyncio.create_task(self._keep(key, token))
+        renewing = asyncio.create_task(self._slots.keep(key, token))
 
         async def release() -> None:
             renewing.cancel()
-            await self._redis.zrem(key, token)  # one command: atomic without a script
+            await self._slots.give_back(key, token)
 
         return release
-
-    async def _keep(self, key: str, token: str) -> None:
-        while True:
-            await asyncio.sleep(self._lease_ms / 3000)
-            try:
-                await self._renew([key], [self._lease_ms, token])
-            except REDIS_ERRORS as e:  # the lease may end early: the cap is then a little loose, never stuck
-                log.warning("limits: could not renew a costly slot's lease: %s", e)
 
 
 class RedisGuard:

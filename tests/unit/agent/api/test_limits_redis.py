@@ -110,7 +110,7 @@ def test_a_slot_never_given_back_returns_when_its_lease_ends(redis_url: str) -> 
         killed, alive = replicas(redis_url, ranked_concurrency_per_key=2, costly_lease_s=0.5)
         forgotten = await killed.costly.take(WHO)  # its replica dies before it gives it back...
         for task in asyncio.all_tasks():  # ...and so stops renewing its lease
-            if task.get_coro().__qualname__.endswith("RedisCap._keep"):
+            if task.get_coro().__qualname__.endswith("LeasedSlots.keep"):
                 task.cancel()
         await asyncio.sleep(0.3)
         held = await alive.costly.take(WHO)

@@ -60,7 +60,7 @@ def test_a_turn_never_given_back_frees_after_its_lease(redis_server: RedisServer
         held = dead.turn("a.test", 0.0)
         await held.__aenter__()  # a replica killed mid-request: it neither renews nor gives back
         for task in asyncio.all_tasks():
-            if task.get_coro().__qualname__.endswith("_keep"):
+            if task.get_coro().__qualname__.endswith("LeasedSlots.keep"):
                 task.cancel()
         started = time.monotonic()
         async with alive.turn("a.test", 0.0):

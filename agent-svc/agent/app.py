@@ -16,6 +16,7 @@ from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
+from agent.answers import schemas
 from agent.api import (
     batch_routes,
     crawl_routes,
@@ -62,6 +63,7 @@ from agent.upstream.task_queue import shared_state
 
 log = logging.getLogger("agent")
 EVENT_STREAM = "text/event-stream"
+SCHEMA_WORKERS = 1  # applying a schema takes milliseconds; a hostile one is stopped after 2 s
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -87,6 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
             pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
             await pool.start()
+            schema_pool = WorkerPool(SCHEMA_WORKERS, settings.extract_worker_max_rss_mb, warm=schemas.warm_up)
+            await schema_pool.start()
             semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
                                       settings.index_collection)
             llm = LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
@@ -95,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
                                                      Fetcher(fetch_http, policy, cache), pool,
                                                      Ingest(semantic, settings),
-                                                     crawl_setup.host_gate(settings, shared))
+                                                     crawl_setup.host_gate(settings, shared), schema_pool)
             app.state.crawls = crawls = crawl_setup.crawls(services.crawl_tools(), settings, shared)
             await crawls.resume()
             app.state.extracts = extracts = (extract_jobs(services) if shared is None
@@ -123,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await cache.drain()
                 crawls.store.close()
                 await pool.close()
+                await schema_pool.close()
                 await app.state.limits.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)

@@ -26,6 +26,7 @@ class Services:
     cpu_pool: WorkerPool  # page extraction, off the event loop and out of its GIL
     ingest: Ingest  # pages into the vector index
     gate: Gate  # per-host politeness: every crawl, batch scrape and map of the process waits its turn here
+    schema_pool: WorkerPool  # callers' JSON Schemas applied to the LLM's JSON: apart, so no crawl delays them
 
     @property
     def settings(self) -> Settings:
@@ -36,7 +37,7 @@ class Services:
         """A new request's context: its budget from now, and its own pages (`cache_use`: from the page cache when
         the request allows)."""
         return SearchContext(Budget.of(self.settings, timeout_s), RequestPages(self.fetcher, self.cpu_pool, cache_use),
-                             on_text=on_text)
+                             self.schema_pool, on_text=on_text)
 
     def crawl_tools(self) -> CrawlTools:
         return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest, self.gate)

@@ -2,9 +2,10 @@
 
 The pages are packed in order into batches of at most RICH_CONTEXT_CHARS (a longer page is cut to it); each
 batch is asked once through the structured-output path (structured.py: JSON mode, the schema in the prompt,
-jsonschema, one repair). The batches' values are merged: objects key by key, arrays concatenated without
-duplicates, a scalar from the first batch (in the pages' order) that has one. A merged value the schema
-rejects (two batches' arrays past `maxItems`, say) gives way to the first batch's value, with a warning.
+the schema applied in a worker, one repair). The batches' values are merged: objects key by key, arrays
+concatenated without duplicates, a scalar from the first batch (in the pages' order) that has one. A merged
+value the schema rejects (two batches' arrays past `maxItems`, say) gives way to the first batch's value, with a
+warning.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from wisp_text.chunking import Chunk
 
-from agent.answers.structured import schema_problem, structured
+from agent.answers.schemas import schema_problem
+from agent.answers.structured import structured
+from agent.core.context import CpuPool
 from agent.core.passage import Passage
 from agent.upstream.llm import LLMClient
 
@@ -60,7 +63,7 @@ def batches(pages: Sequence[PageText], budget_chars: int) -> list[list[PageText]
 
 async def extract_data(prompt: str | None, schema: dict[str, Any] | None, system_prompt: str | None,
                        pages: Sequence[PageText], budget_chars: int, llm: LLMClient,
-                       remaining_s: Callable[[], float]) -> ExtractedData:
+                       remaining_s: Callable[[], float], pool: CpuPool) -> ExtractedData:
     """What the LLM read in `pages`, as one value valid against `schema` (any JSON object without one)."""
     question = prompt or (SCHEMA_ONLY_PROMPT if schema else NO_PROMPT)
     schema = schema or ANY_OBJECT
@@ -70,7 +73,7 @@ async def extract_data(prompt: str | None, schema: dict[str, Any] | None, system
     async def ask(group: list[PageText]) -> tuple[Any, str | None]:
         async with at_once:
             passages = [Passage(p.url, p.title, Chunk(0, p.text, p.title)) for p in group]
-            return await structured(question, passages, schema, system_prompt, llm, remaining_s)
+            return await structured(question, passages, schema, system_prompt, llm, remaining_s, pool)
 
     answers = await asyncio.gather(*(ask(group) for group in groups))
     values = [(tuple(p.url for p in group), value) for group, (value, problem) in zip(groups, answers, strict=True)
@@ -82,7 +85,7 @@ async def extract_data(prompt: str | None, schema: dict[str, Any] | None, system
     warnings = [f"{len(failures)} of {len(groups)} batches of pages gave no valid JSON: {'; '.join(failures[:3])}"] \
         if failures else []
     value = merged([v for _, v in values])
-    if problem := schema_problem(value, schema):
+    if problem := await schema_problem(value, schema, pool):
         warnings.append(f"the batches' values merged do not validate ({problem}): the first batch's value is "
                         "returned")
         value, values = values[0][1], values[:1]

@@ -10,7 +10,8 @@ from typing import Any
 
 from wisp_text.chunking import Chunk
 
-from agent.answers.structured import checked_schema, structured
+from agent.answers.schemas import checked_schema
+from agent.answers.structured import structured
 from agent.core.context import SearchContext
 from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.outcome import Degradation, SearchOutcome
@@ -74,7 +75,8 @@ async def _ask(ask: PageAsk, url: str, text: str, ctx: SearchContext, llm: LLMCl
     if ask.kind == "json":
         page = [Passage(url, "", Chunk(0, text, ""))]
         schema = ask.schema or {"type": "object"}
-        return await structured(ask.prompt or "Extract the page's data.", page, schema, None, llm, remaining)
+        return await structured(ask.prompt or "Extract the page's data.", page, schema, None, llm, remaining,
+                                ctx.schemas)
     instruction = ("Summarize this page in at most three sentences." if ask.kind == "summary"
                    else f"Answer from this page only, in at most three sentences: {ask.prompt}")
     try:

@@ -77,7 +77,7 @@ async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContex
     if query.output_schema is None:
         return None, None
     value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
-                                      up.llm, ctx.llm_remaining_s, query.llm_model)
+                                      up.llm, ctx.llm_remaining_s, ctx.schemas, query.llm_model)
     return value, Degradation("output_schema", f"output_schema: {warning}") if warning else None
 
 

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from agent.answers.structured import checked_schema
+from agent.answers.schemas import checked_schema
 from agent.api.firecrawl import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant

@@ -27,7 +27,7 @@ from pydantic import (
 from wisp_obs.requests import request_id
 
 from agent.answers.page_answers import page_ask
-from agent.answers.structured import checked_schema
+from agent.answers.schemas import checked_schema
 from agent.api.body_limits import RequestLimits, parsed_json
 from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.hits import Hit
@@ -188,7 +188,7 @@ class V2SearchRequest(_SearchRequestBase):
     fetch_top: StrictInt | None = Field(None, ge=0, le=12)
     explain: StrictBool | None = None
     rerank: StrictBool | None = None
-    output_schema: dict[str, Any] | None = None  # search_type "rich": checked by structured.checked_schema
+    output_schema: dict[str, Any] | None = None  # search_type "rich": checked by schemas.checked_schema
     system_prompt: StrictStr | None = Field(None, max_length=MAX_SYSTEM_PROMPT_CHARS)
     llm: LLMOptions | None = None
     stream: StrictBool | None = None

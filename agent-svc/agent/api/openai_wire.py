@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from agent.answers.structured import checked_schema
+from agent.answers.schemas import checked_schema
 from agent.answers.synthesis import sources_of
 from agent.api.firecrawl import MAX_SYSTEM_PROMPT_CHARS
 from agent.core.outcome import SearchOutcome

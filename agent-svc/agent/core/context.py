@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent.config import Settings
 from agent.core.pages import Extraction, Page
@@ -26,6 +26,13 @@ class PageLoader(Protocol):
 
     async def load(self, urls: Sequence[str], how: Extraction, deadline: float, timings: StageTimings
                    ) -> dict[str, Page]:
+        ...
+
+
+class CpuPool(Protocol):
+    """Runs a function out of the event loop; cancelling the call stops the work (pages.workers.WorkerPool)."""
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         ...
 
 
@@ -51,6 +58,7 @@ class Budget:
 class SearchContext:
     budget: Budget
     pages: PageLoader
+    schemas: CpuPool  # applies callers' JSON Schemas to what the LLM wrote (answers/schemas.py)
     timings: StageTimings = field(default_factory=StageTimings)
     on_text: Callable[[str], None] | None = None  # `stream`: gets the answer's text as the model writes it
 

@@ -78,7 +78,7 @@ async def _extract(job: ExtractJob, services: Services) -> ExtractResult:
         return ExtractResult(warnings=warnings, error=f"none of the {len(urls)} pages could be read: "
                              f"{unread.warning if unread else 'they hold no text'}")
     extracted = await extract_data(job.prompt, job.schema, job.system_prompt, texts, settings.rich_context_chars,
-                                   services.upstreams.llm, lambda: deadline - time.monotonic())
+                                   services.upstreams.llm, lambda: deadline - time.monotonic(), ctx.schemas)
     return ExtractResult(extracted.value, extracted.sources or {}, warnings + extracted.warnings, extracted.error)
 
 

@@ -77,7 +77,7 @@ class FakeSearxng:
         upstreams = Upstreams(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
                               semantic_client, llm)
         return Services(upstreams, FakeWeb(pages) if pages is not None else Fetcher(http, policy), InlinePool(),
-                        Ingest(semantic_client, config), HostGate(config.crawl_host_concurrency))
+                        Ingest(semantic_client, config), HostGate(config.crawl_host_concurrency), InlinePool())
 
 
 def _rank(url: str) -> int:

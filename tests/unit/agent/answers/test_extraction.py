@@ -10,6 +10,7 @@ import pytest
 from agent.answers.extraction import ANY_OBJECT, PageText, batches, extract_data, merged, sources_of
 from agent.upstream.llm import LLMClient
 
+from ..fake_searxng import InlinePool
 from .test_rich import FakeLLM
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items":
@@ -39,7 +40,7 @@ def run(llm: FakeLLM, texts: list[PageText], schema: dict | None = SCHEMA, promp
         budget: int = 100):
     client = LLMClient("http://llm.test/v1", "", "test-model", 200,
                        http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
-    return asyncio.run(extract_data(prompt, schema, None, texts, budget, client, lambda: 30.0))
+    return asyncio.run(extract_data(prompt, schema, None, texts, budget, client, lambda: 30.0, InlinePool()))
 
 
 def test_pages_are_batched_in_order_within_the_budget_and_a_long_page_is_cut() -> None:

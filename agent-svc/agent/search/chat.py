@@ -15,6 +15,7 @@ from agent.upstream.llm import LLMUnavailable
 CONDENSE_RULES = ("Rewrite the user's last message as one standalone search question that needs no earlier turn "
                   "to be understood. Reply with the question only.")
 CONDENSE_BUDGET_S = 10.0
+CONDENSE_CHARS = 8000  # the conversation's tail the LLM reads: a long chat must not outgrow its context
 
 
 async def run_chat(query: SearchQuery, turns: Sequence[tuple[str, str]], services: Services,
@@ -35,7 +36,7 @@ async def standalone_question(last: str, turns: Sequence[tuple[str, str]], servi
     if not services.settings.llm_base_url:
         return last, "no LLM is configured to condense the earlier turns: the last message alone was searched"
     chat = [{"role": "system", "content": CONDENSE_RULES},
-            {"role": "user", "content": "\n".join(f"{role}: {content}" for role, content in turns)}]
+            {"role": "user", "content": "\n".join(f"{role}: {content}" for role, content in turns)[-CONDENSE_CHARS:]}]
     try:
         reply = await llm.complete(chat, CONDENSE_BUDGET_S)
     except LLMUnavailable as e:

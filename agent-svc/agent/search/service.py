@@ -60,9 +60,13 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
     return replace(outcome, timings=ctx.timings.as_dict())
 
 
-def prepared(query: SearchQuery, settings: Settings) -> SearchQuery:
-    """The query with the service's defaults filled in; a 400 for a mode or search type no registry holds
-    (checked before a streamed answer starts, so that it is a plain 400)."""
+def prepared(query: SearchQuery, settings: Settings, field: str = "query") -> SearchQuery:
+    """The query with the service's defaults filled in; a 400 for a mode or search type no registry holds, or
+    for a query (the request's `field`) past MAX_QUERY_CHARS, whichever API it came through (checked before a
+    streamed answer starts, so that it is a plain 400)."""
+    if len(query.query) > settings.max_query_chars:
+        raise BadRequest(f"{field} has {len(query.query)} characters; at most {settings.max_query_chars} are "
+                         "accepted")
     if not query.search_type:
         query = replace(query, search_type=settings.default_search_type)
     if not query.retrieval_mode:

@@ -99,6 +99,14 @@ def test_a_refused_body_raises_the_clients_bad_request_with_wisps_message(wisp: 
     assert response.json()["detail"]["error"]
 
 
+def test_a_1_mb_query_is_a_400_in_tavilys_shape_that_the_client_raises(wisp: str) -> None:
+    with pytest.raises(BadRequestError, match="query has 1000000 characters; at most 2000 are accepted"):
+        TavilyClient("any", api_base_url=wisp).search("x" * 1_000_000)
+    response = httpx.post(f"{wisp}/search", json={"query": "x" * 1_000_000, "include_answer": True})
+    assert response.status_code == 400 and response.json() == {
+        "detail": {"error": "query has 1000000 characters; at most 2000 are accepted"}}
+
+
 def test_the_key_is_checked_as_bearer_or_in_the_body(keyed_wisp: str) -> None:
     assert TavilyClient(KEY, api_base_url=keyed_wisp).search("sqlite", max_results=1)["results"]
     with pytest.raises(InvalidAPIKeyError):

@@ -85,6 +85,16 @@ def test_a_batch_lists_invalid_urls_and_failures(batch_agent: str, stack: Offlin
     assert finished.value.status_code == 409 and "already completed" in str(finished.value)
 
 
+def test_a_batch_whose_every_url_was_refused_says_so_in_its_status(agent_url: str, stack: OfflineStack) -> None:
+    """The session's agent-svc keeps fetching closed: the SSRF guard refuses every page of the offline web."""
+    app = Firecrawl(api_url=agent_url)
+    started = app.start_batch_scrape([sqlite(stack, "pragma.html"), sqlite(stack, "wal.html")], formats=["markdown"])
+    status = finished_batch(agent_url, started.id)
+    assert status["status"] == "completed" and status["total"] == status["completed"] == 0
+    assert status["warning"].startswith(f"no page was scraped: 2 failed or were refused, the first "
+                                        f"{sqlite(stack, 'pragma.html')} (SCRAPE_BLOCKED: "), status["warning"]
+
+
 def test_a_batch_pages_its_documents(batch_agent: str, stack: OfflineStack) -> None:
     pages = ["wal.html", "pragma.html", "atomiccommit.html", "lang_vacuum.html", "whentouse.html"]
     job = httpx.post(f"{batch_agent}/v2/batch/scrape", json={"urls": [sqlite(stack, p) for p in pages]}).json()

@@ -74,9 +74,14 @@ def test_a_crawl_is_held_to_the_ssrf_guard(stack: OfflineStack, semantic_url: st
         job = httpx.post(agent.url + "/v2/crawl", json={"url": f"{stack.web.url}/www.sqlite.org/"}).json()
         status = finished_crawl(agent.url, job["id"])
         errors = httpx.get(f"{agent.url}/v2/crawl/{job['id']}/errors").json()
+        seen_by_sdk = Firecrawl(api_url=agent.url).get_crawl_status(job["id"])
     assert status["status"] == "completed" and status["completed"] == 0 and status["data"] == []
     [refused] = errors["errors"]
     assert refused["code"] == "SCRAPE_BLOCKED" and "non-public address" in refused["error"]
+    # the status says what happened, not only /errors: the count and the first reason
+    assert status["warning"] == (f"no page was scraped: 1 failed or were refused, the first {refused['url']} "
+                                 f"(SCRAPE_BLOCKED: {refused['error']}); GET its /errors lists them all")
+    assert seen_by_sdk.warning == status["warning"]
 
 
 def test_js_sdk_crawls_pages_and_cancels(index_agent: str, stack: OfflineStack) -> None:

@@ -49,9 +49,10 @@ async def _started(request: Request, body: BatchScrapeRequest | V1BatchScrapeReq
 @router.get("/v1/batch/scrape/{job_id}")
 async def batch_scrape_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
-    job, counts, documents = await _crawls(request).status(job_id, BATCH, skip, limit, MAX_PAGE_BYTES,
-                                                        owner_of(request.scope))
-    return JSONResponse(batch_status_body(job, counts, documents, skip, asked, api_base_url(request)))
+    crawls = _crawls(request)
+    job, counts, documents = await crawls.status(job_id, BATCH, skip, limit, MAX_PAGE_BYTES, owner_of(request.scope))
+    return JSONResponse(batch_status_body(job, counts, documents, skip, asked, api_base_url(request),
+                                          await crawls.why_none_scraped(job, counts)))
 
 
 @router.delete("/v2/batch/scrape/{job_id}")

@@ -95,10 +95,10 @@ def started_body(job_id: str, base_url: str, invalid: list[str] | None) -> dict[
 
 
 def batch_status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip: int, limit: int | None,
-                      base_url: str) -> dict[str, Any]:
+                      base_url: str, none_scraped: str | None = None) -> dict[str, Any]:
     """The crawl's status (contract §5), its `next` on the batch's route, without the index's counts: a batch
     indexes nothing."""
-    body = status_body(job, counts, documents, skip, limit, base_url, route="batch/scrape")
+    body = status_body(job, counts, documents, skip, limit, base_url, "batch/scrape", none_scraped)
     body.pop("index")
     return body
 

@@ -51,9 +51,10 @@ async def active_crawls(request: Request) -> JSONResponse:
 @router.get("/v1/crawl/{job_id}")
 async def crawl_status(job_id: str, request: Request) -> JSONResponse:
     skip, limit, asked = paging(request.query_params.get("skip"), request.query_params.get("limit"))
-    job, counts, documents = await _crawls(request).status(job_id, CRAWL, skip, limit, MAX_PAGE_BYTES,
-                                                        owner_of(request.scope))
-    return JSONResponse(status_body(job, counts, documents, skip, asked, api_base_url(request)))
+    crawls = _crawls(request)
+    job, counts, documents = await crawls.status(job_id, CRAWL, skip, limit, MAX_PAGE_BYTES, owner_of(request.scope))
+    return JSONResponse(status_body(job, counts, documents, skip, asked, api_base_url(request),
+                                    none_scraped=await crawls.why_none_scraped(job, counts)))
 
 
 @router.delete("/v2/crawl/{job_id}")

@@ -74,7 +74,8 @@ def v1_options(o: CrawlOptions) -> dict[str, Any]:
 
 
 def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip: int, limit: int | None,
-                base_url: str, route: str = "crawl") -> dict[str, Any]:
+                base_url: str, route: str = "crawl", none_scraped: str | None = None) -> dict[str, Any]:
+    """The job's status; `none_scraped` (Crawls.why_none_scraped) joins its warnings."""
     body: dict[str, Any] = {
         "success": True, "status": job.status, "total": counts.total, "completed": counts.completed,
         "creditsUsed": counts.completed, "expiresAt": iso_instant(job.expires), "data": documents,
@@ -92,6 +93,8 @@ def status_body(job: Job, counts: Counts, documents: list[dict[str, Any]], skip:
         warnings.append(job.error)
     if job.not_indexed:
         warnings.append(f"{job.not_indexed} pages were not indexed: {job.index_error}")
+    if none_scraped:
+        warnings.append(none_scraped)
     if warnings:
         body["warning"] = "; ".join(warnings)
     return body

@@ -103,6 +103,21 @@ class Crawls:
         await self.job(job_id, kind, owner)
         return await self.store.run(self.store.errors, job_id)
 
+    async def why_none_scraped(self, job: Job, counts: Counts) -> str | None:
+        """For a job that ended without a page scraped, how many of its pages failed or were refused and the
+        first reason (the client would otherwise see `completed` and `total: 0`); None for any other job."""
+        if job.status not in TERMINAL or counts.completed:
+            return None
+        errors, robots_blocked = await self.store.run(self.store.errors, job.id)
+        if errors:
+            first = errors[0]
+            return (f"no page was scraped: {len(errors) + len(robots_blocked)} failed or were refused, the first "
+                    f"{first['url']} ({first['code']}: {first['error']}); GET its /errors lists them all")
+        if robots_blocked:
+            return (f"no page was scraped: robots.txt disallows all {len(robots_blocked)}, the first "
+                    f"{robots_blocked[0]}")
+        return "no page was scraped: none was found to visit"
+
     async def active(self, owner: str | None = None) -> list[Job]:
         """The running crawls (batch scrapes are not crawls), of every client or of `owner`'s."""
         return [job for job in await self.store.run(self.store.running_jobs)

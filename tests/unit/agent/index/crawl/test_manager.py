@@ -109,3 +109,34 @@ def test_an_append_to_a_batch_past_its_time_limit_is_refused_not_left_unvisited(
         asyncio.run(crawls.append("b", BATCH, [URL("a.html")]))
     assert refused.value.status == 409 and "CRAWL_MAX_DURATION_S (3000 s)" in refused.value.message
     assert store.known("b") == 0 and store.job("b").status == COMPLETED
+
+
+def test_a_job_that_ended_with_no_page_scraped_says_why(tmp_path: Path) -> None:
+    async def scenario(crawls: Crawls, store: JobStore) -> None:
+        async def why(job_id: str) -> str | None:
+            job, counts, _ = await crawls.status(job_id, BATCH, 0, 10, 10**6)
+            return await crawls.why_none_scraped(job, counts)
+
+        store.create("refused", BATCH_OPTIONS, 60)
+        store.add_pages("refused", [("a", "https://docs.test/a", 0), ("b", "https://docs.test/b", 0)], 10)
+        assert await why("refused") is None  # running: nothing to say yet
+        store.failed("refused", "a", "non-public address", "SCRAPE_BLOCKED")
+        store.failed("refused", "b", "robots.txt", "ROBOTS", state="blocked")
+        store.finish("refused", COMPLETED)
+        assert await why("refused") == ("no page was scraped: 2 failed or were refused, the first https://docs.test/a "
+                                        "(SCRAPE_BLOCKED: non-public address); GET its /errors lists them all")
+        store.create("robots", BATCH_OPTIONS, 60)
+        store.add_pages("robots", [("a", "https://docs.test/a", 0)], 10)
+        store.failed("robots", "a", "robots.txt", "ROBOTS", state="blocked")
+        store.finish("robots", COMPLETED)
+        assert await why("robots") == "no page was scraped: robots.txt disallows all 1, the first https://docs.test/a"
+        store.create("empty", BATCH_OPTIONS, 60)
+        store.finish("empty", CANCELLED)
+        assert await why("empty") == "no page was scraped: none was found to visit"
+        store.create("some", BATCH_OPTIONS, 60)
+        store.add_pages("some", [("a", "https://docs.test/a", 0), ("b", "https://docs.test/b", 0)], 10)
+        store.done("some", "a", {"markdown": "a"})
+        store.failed("some", "b", "timeout", "SCRAPE_TIMEOUT")
+        store.finish("some", COMPLETED)
+        assert await why("some") is None  # a page was scraped: /errors tells the rest
+    run(tmp_path, scenario)

@@ -104,6 +104,7 @@ class ScrapeOptions(CacheOptions):
     removeBase64Images: StrictBool | None = None  # noqa: N815
     fastMode: StrictBool | None = None  # noqa: N815
     blockAds: StrictBool | None = None  # noqa: N815
+    skipTlsVerification: StrictBool | None = None  # noqa: N815 - accepted, ignored: every certificate is verified
     mobile: StrictBool | None = None
     timeout: SafeInt | None = Field(None, gt=0)
     waitFor: SafeInt | None = Field(None, ge=0)  # noqa: N815

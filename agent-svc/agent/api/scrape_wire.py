@@ -40,6 +40,7 @@ class _PageFields(BaseModel):
     mobile: StrictBool | None = None
     location: dict[str, Any] | None = None
     zeroDataRetention: StrictBool | None = None  # noqa: N815 - a scrape keeps nothing anyway
+    skipTlsVerification: StrictBool | None = None  # noqa: N815 - v1's; ignored with a warning: TLS is always verified
     origin: StrictStr | None = None
     integration: StrictStr | None = None
 
@@ -80,6 +81,8 @@ class _PageFields(BaseModel):
                                             ("waitFor", self.waitFor), ("mobile", self.mobile)) if value]
         if ignored:
             warnings.append(f"{', '.join(ignored)} are not supported and were ignored")
+        if self.skipTlsVerification:
+            warnings.append("skipTlsVerification was ignored: Wisp verifies every page's TLS certificate")
         return tuple(warnings)
 
 

@@ -88,6 +88,7 @@ class _ScrapeOptions(BaseModel):
     onlyMainContent: StrictBool | None = None  # noqa: N815 - Firecrawl's wire names
     maxAge: StrictInt | None = Field(None, ge=0)  # noqa: N815
     storeInCache: StrictBool | None = None  # noqa: N815
+    skipTlsVerification: StrictBool | None = None  # noqa: N815 - accepted, ignored: every certificate is verified
 
 
 class CrawlRequest(BaseModel):

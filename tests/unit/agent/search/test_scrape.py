@@ -52,6 +52,15 @@ def test_max_age_and_store_in_cache_travel_with_the_job_on_v2_and_v1() -> None:
             job(bad)
 
 
+def test_skip_tls_verification_is_accepted_and_ignored_with_a_warning_when_set() -> None:
+    assert job({"skipTlsVerification": False}).warnings == ()
+    assert job({"skipTlsVerification": True}).warnings == (
+        "skipTlsVerification was ignored: Wisp verifies every page's TLS certificate",)
+    assert job({"skipTlsVerification": True}, V1ScrapeRequest).warnings == job({"skipTlsVerification": True}).warnings
+    with pytest.raises(InvalidRequest):
+        job({"skipTlsVerification": "yes"})
+
+
 def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
     scraped = job({"formats": ["summary", {"type": "json", "prompt": "the title"}, "screenshot", "images"],
                    "onlyMainContent": False, "includeTags": ["article"], "waitFor": 1000})

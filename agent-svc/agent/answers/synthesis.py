@@ -24,8 +24,10 @@ If the sources do not answer the question, reply with {NO_ANSWER} and nothing el
 Answer in at most five sentences."""
 
 # [1], and the forms models write for several sources: [1, 2], [1-3] (each read as its numbers, [1][2][3])
-_MARKER = re.compile(r"\s*\[(\d{1,3}(?:\s*[-–,]\s*\d{1,3})*)\]")
-_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:\s*\[\d{1,3}(?:\s*[-–,]\s*\d{1,3})*\])+)")
+_NUMBERS = r"\d{1,3}(?:\s*[-–,]\s*\d{1,3})*"
+_MARKER = re.compile(rf"\s*\[({_NUMBERS})\]")
+_MARKERS = re.compile(rf"(?:\s*\[{_NUMBERS}\])+")  # a run of them: `[1][2]`, `[1] [2]`
+_MARKERS_AFTER_STOP = re.compile(rf"([.!?])((?:\s*\[{_NUMBERS}\])+)")
 _ABBREVIATION_END = re.compile(r"\b(?:e\.g|i\.e)\.$", re.IGNORECASE)
 _RANGE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
 
@@ -83,10 +85,16 @@ def draft(reply: str, sources: Sequence[Source]) -> Draft:
     known = {s.number for s in sources}
     if reply.strip().upper().startswith(NO_ANSWER) or not reply.strip():
         return Draft("", (), abstained=True)
-    text = _MARKER.sub(lambda m: "".join(f" [{n}]" for n in cited_numbers(m[1]) if n in known),
-                       reply.replace(NO_ANSWER, "")).strip()
+    text = _MARKERS.sub(lambda m: _marker([n for n in _numbers_in(m[0]) if n in known]),
+                        reply.replace(NO_ANSWER, "")).strip()
     claims = tuple(_claim(sentence) for sentence in _sentences(text))
     return Draft(text, tuple(c for c in claims if c.text), abstained=False)
+
+
+def _marker(numbers: Sequence[int]) -> str:
+    """One citation as the answer writes it: ` [1][2]`, the form the rules ask for and models stream, so that a
+    streamed answer and the same answer whole read alike."""
+    return " " + "".join(f"[{n}]" for n in numbers) if numbers else ""
 
 
 def sentences(text: str) -> list[str]:
@@ -118,6 +126,17 @@ def cited_numbers(marker: str) -> list[int]:
     return numbers
 
 
+def marker_spans(text: str) -> list[tuple[int, int, int]]:
+    """(number, start, end) of each number a marker in `text` cites, `text[start:end]` being its marker (`[2]`,
+    or `[1, 2]` for each of 1 and 2): for the model's words as they streamed as for a `draft`'s text."""
+    return [(n, m.start(1) - 1, m.end()) for m in _MARKER.finditer(text) for n in cited_numbers(m[1])]
+
+
+def _numbers_in(text: str) -> tuple[int, ...]:
+    """The numbers the markers in `text` cite, each once, in order."""
+    return tuple(dict.fromkeys(n for marker in _MARKER.findall(text) for n in cited_numbers(marker)))
+
+
 def _claim(sentence: str) -> Claim:
-    numbers = tuple(dict.fromkeys(n for marker in _MARKER.findall(sentence) for n in cited_numbers(marker)))
+    numbers = _numbers_in(sentence)
     return Claim(re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", sentence)).strip(), numbers)

@@ -16,6 +16,7 @@ from agent.api.openai_wire import (
     DONE,
     MODELS_PATH,
     ChatRequest,
+    annotations,
     chunk,
     completion,
     completion_id,
@@ -47,7 +48,7 @@ async def chat_completions(request: Request) -> Response:
     try:
         body = await read_request(request, ChatRequest, InvalidRequestBody)
         services: Services = request.app.state.services
-        query = prepared(body.to_query(), services.settings)
+        query = prepared(body.to_query(), services.settings, "the last user message")
         await admit_search(request, query)
         if body.stream:
             return StreamingResponse(_chunks(body, query, services), media_type="text/event-stream")
@@ -59,8 +60,8 @@ async def chat_completions(request: Request) -> Response:
 
 async def _chunks(body: ChatRequest, query: SearchQuery, services: Services) -> AsyncIterator[bytes]:
     """OpenAI's chunks: the role, the answer's text as the model writes it, then a last chunk with the finish
-    reason, Sonar's search fields and the usage, as Sonar ends its stream (with a response_format, the JSON comes
-    whole in it), then [DONE]."""
+    reason, the `url_citation` annotations of the text streamed, Sonar's search fields and the usage, as Sonar
+    ends its stream (with a response_format, the JSON comes whole in it), then [DONE]."""
     id_ = completion_id()
     yield chunk(body, id_, {"role": "assistant", "content": ""})
     written: list[str] = []
@@ -72,8 +73,10 @@ async def _chunks(body: ChatRequest, query: SearchQuery, services: Services) -> 
                     yield chunk(body, id_, {"content": piece})
                 continue
             rest = "" if written and not query.output_schema else content_of(piece, body)
-            yield chunk(body, id_, {"content": rest} if rest else {}, "stop", **search_fields(piece, body),
-                        usage=usage(body, rest or "".join(written)))
+            content = rest or "".join(written)  # what the client holds once this chunk is read
+            delta = {"content": rest} if rest else {}
+            yield chunk(body, id_, delta | {"annotations": annotations(content, piece, body)}, "stop",
+                        **search_fields(piece, body), usage=usage(body, content))
     except WispError as e:
         yield error_event(e)
     except Exception as e:  # as app.py's handler of the unexpected: logged, and an error object, not a trace

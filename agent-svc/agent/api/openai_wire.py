@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from agent.answers.schemas import checked_schema
-from agent.answers.synthesis import sources_of
+from agent.answers.synthesis import marker_spans, sources_of
 from agent.api.firecrawl import MAX_SYSTEM_PROMPT_CHARS
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
@@ -141,9 +141,9 @@ def completion_id() -> str:
 def completion(outcome: SearchOutcome, request: ChatRequest, id_: str) -> dict[str, Any]:
     """The whole answer as a `chat.completion`."""
     content = content_of(outcome, request)
+    message = {"role": "assistant", "content": content, "annotations": annotations(content, outcome, request)}
     return {"id": id_, "object": "chat.completion", "created": int(time.time()), "model": request.model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
             **search_fields(outcome, request), "usage": usage(request, content)}
 
 
@@ -161,9 +161,26 @@ DONE = b"data: [DONE]\n\n"
 def content_of(outcome: SearchOutcome, request: ChatRequest) -> str:
     """The answer's text with its [n] markers; with a response_format, its JSON."""
     answer = outcome.answer
-    if request.response_format and request.response_format.type != "text" and answer and answer.json is not None:
+    if _answers_json(outcome, request) and answer:
         return json.dumps(answer.json, ensure_ascii=False)
     return answer.text if answer else NO_ANSWER
+
+
+def annotations(content: str, outcome: SearchOutcome, request: ChatRequest) -> list[dict[str, Any]]:
+    """OpenAI's `url_citation` annotations of the content as the client holds it (streamed, the model's own
+    words): one per source a marker cites, `content[start_index:end_index]` being that marker. OpenAI-standard
+    clients (Open WebUI among them) read a reply's sources only here, not in Sonar's `citations`."""
+    if _answers_json(outcome, request):
+        return []
+    by_number = {s.number: s for s in sources_of(outcome.packed)}
+    return [{"type": "url_citation", "url_citation": {"url": s.url, "title": s.title, "start_index": start,
+                                                      "end_index": end}}
+            for number, start, end in marker_spans(content) if (s := by_number.get(number))]
+
+
+def _answers_json(outcome: SearchOutcome, request: ChatRequest) -> bool:
+    return bool(request.response_format and request.response_format.type != "text" and outcome.answer
+                and outcome.answer.json is not None)
 
 
 def search_fields(outcome: SearchOutcome, request: ChatRequest) -> dict[str, Any]:

@@ -95,6 +95,57 @@ def test_the_sdks_stream_helper_accumulates_the_answer() -> None:
     assert final.choices[0].message.content == ANSWER
 
 
+TWO_SOURCES = "SQLite checkpoints the WAL at 1000 pages [1, 2]. It does so automatically [1]."
+
+
+def url_citations(annotations: list) -> list[tuple[str, str]]:
+    """(the url, the marker it spans) of each annotation, read through the SDK's types or its dicts."""
+    dicts = [a if isinstance(a, dict) else a.model_dump() for a in annotations]
+    assert {a["type"] for a in dicts} == {"url_citation"}
+    return [(a["url_citation"]["url"], a["url_citation"]["start_index"], a["url_citation"]["end_index"])
+            for a in dicts]
+
+
+def test_a_plain_answer_carries_openais_url_citations_spanning_its_markers() -> None:
+    reply = sync_client(app_on(FakeLLM(TWO_SOURCES))).chat.completions.create(
+        model="wisp", messages=[{"role": "user", "content": QUESTION}])
+    message = reply.choices[0].message
+    assert message.content == "SQLite checkpoints the WAL at 1000 pages [1][2]. It does so automatically [1]."
+    cited = [(url, message.content[start:end]) for url, start, end in url_citations(message.annotations)]
+    assert cited == [(URL(0), "[1]"), (URL(1), "[2]"), (URL(0), "[1]")]
+    assert message.annotations[0].url_citation.title  # the SDK's own type: a client reads the title there
+    assert reply.model_extra["citations"] == [URL(0), URL(1)]  # Sonar's fields stay
+
+
+def test_a_streamed_answer_carries_them_in_its_last_delta_and_the_sdk_accumulates_them() -> None:
+    client = sync_client(app_on(FakeLLM(TWO_SOURCES)))
+    chunks = list(client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUESTION}],
+                                                 stream=True))
+    content = "".join(c.choices[0].delta.content or "" for c in chunks)
+    annotations = chunks[-1].choices[0].delta.model_extra["annotations"]
+    assert [(url, content[start:end]) for url, start, end in url_citations(annotations)] == [
+        (URL(0), "[1, 2]"), (URL(1), "[1, 2]"), (URL(0), "[1]")]  # the model's own words, as streamed
+    with client.chat.completions.stream(model="wisp", messages=[{"role": "user", "content": QUESTION}]) as s:
+        final = s.get_final_completion().choices[0].message
+    assert [url for url, _, _ in url_citations(final.annotations)] == [URL(0), URL(1), URL(0)]
+
+
+def test_markers_read_alike_streamed_and_whole() -> None:
+    answer = "SQLite checkpoints the WAL at 1000 pages [1][2]."
+    client = sync_client(app_on(FakeLLM(answer)))
+    whole = client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUESTION}])
+    streamed = client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUESTION}],
+                                              stream=True)
+    assert whole.choices[0].message.content == answer
+    assert "".join(c.choices[0].delta.content or "" for c in streamed) == answer
+
+
+def test_a_json_reply_has_no_annotations() -> None:
+    reply = sync_client(app_on(FakeLLM(ANSWER, '{"pages": 1000}'))).chat.completions.create(
+        model="wisp", messages=[{"role": "user", "content": QUESTION}], response_format={"type": "json_object"})
+    assert reply.choices[0].message.annotations == []
+
+
 SCHEMA = {"type": "object", "properties": {"pages": {"type": "integer"}}, "required": ["pages"],
           "additionalProperties": False}
 
@@ -127,6 +178,10 @@ def test_without_an_llm_to_condense_the_last_message_alone_is_searched_and_a_war
     ({"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]}, 404, openai.NotFoundError),
     ({"model": "wisp", "messages": []}, 400, openai.BadRequestError),
     ({"model": "wisp", "messages": [{"role": "assistant", "content": "x"}]}, 400, openai.BadRequestError),
+    ({"model": "wisp", "messages": [{"role": "user", "content": "x" * 1_000_000}]}, 400, openai.BadRequestError),
+    ({"model": "wisp", "messages": [{"role": "user", "content": "x"}], "response_format": {
+        "type": "json_schema", "json_schema": {"name": "s", "schema": {"$ref": "http://127.0.0.1:9/s.json"}}}},
+     400, openai.BadRequestError),
 ])
 def test_errors_have_openais_shape(body: dict, status: int, error: type) -> None:
     client = sync_client(app_on(FakeLLM(ANSWER)))

@@ -62,11 +62,13 @@ async def run_search(query: SearchQuery, services: Services, on_text: Callable[[
 
 def prepared(query: SearchQuery, settings: Settings, field: str = "query") -> SearchQuery:
     """The query with the service's defaults filled in; a 400 for a mode or search type no registry holds, or
-    for a query (the request's `field`) past MAX_QUERY_CHARS, whichever API it came through (checked before a
-    streamed answer starts, so that it is a plain 400)."""
+    for a query (the request's `field`) past MAX_QUERY_CHARS or domains past MAX_DOMAINS, whichever API it came
+    through (checked before a streamed answer starts, so that it is a plain 400)."""
     if len(query.query) > settings.max_query_chars:
         raise BadRequest(f"{field} has {len(query.query)} characters; at most {settings.max_query_chars} are "
                          "accepted")
+    if (domains := max(len(query.include_domains), len(query.exclude_domains))) > settings.max_domains:
+        raise BadRequest(f"{domains} domains to include or exclude; at most {settings.max_domains} are accepted")
     if not query.search_type:
         query = replace(query, search_type=settings.default_search_type)
     if not query.retrieval_mode:

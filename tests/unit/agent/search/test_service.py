@@ -33,6 +33,15 @@ def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: 
         run(FakeSearxng(), **{field: value})
 
 
+def test_the_query_and_domain_bounds_hold_whichever_api_built_the_query() -> None:
+    settings = Settings(max_query_chars=10, max_domains=2)
+    with pytest.raises(BadRequest, match=r"^the last user message has 11 characters; at most 10 are accepted$"):
+        prepared(SearchQuery("x" * 11, 3), settings, "the last user message")
+    with pytest.raises(BadRequest, match=r"^3 domains to include or exclude; at most 2 are accepted$"):
+        prepared(SearchQuery("x", 3, exclude_domains=["a.test", "b.test", "c.test"]), settings)
+    assert prepared(SearchQuery("x" * 10, 3, include_domains=["a.test", "b.test"]), settings).query == "x" * 10
+
+
 def test_settings_are_checked_against_the_registries_where_the_app_is_made() -> None:
     check_names(Settings(default_retrieval_mode="hybrid", hybrid_fusion_weights={"score": 1, "title": 0.2}))
     for bad, message in [({"default_retrieval_mode": "neural"}, "DEFAULT_RETRIEVAL_MODE 'neural' is not registered"),

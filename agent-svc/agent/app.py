@@ -89,7 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                  settings.fetch_max_redirects, settings.fetch_user_agent)
             pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
             await pool.start()
-            schema_pool = WorkerPool(SCHEMA_WORKERS, settings.extract_worker_max_rss_mb, warm=schemas.warm_up)
+            schema_pool = WorkerPool(SCHEMA_WORKERS, settings.extract_worker_max_rss_mb, schemas.warm_up, "schema")
             await schema_pool.start()
             semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
                                       settings.index_collection)

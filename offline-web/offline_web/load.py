@@ -23,8 +23,13 @@ SEARCHES = [{"retrieval_mode": "hybrid", "limit": 5}, {"retrieval_mode": "semant
 
 
 def extraction_workers(agent_pid: int) -> int:
-    """How many live `agent.pages.worker` processes agent-svc (`agent_pid`) has."""
-    return sum(p.ppid == agent_pid and "-m agent.pages.worker" in p.cmdline for p in processes())
+    """How many live `agent.pages.worker` processes of its extraction pool agent-svc (`agent_pid`) has."""
+    return sum(p.ppid == agent_pid and is_extraction_worker(p.cmdline) for p in processes())
+
+
+def is_extraction_worker(cmdline: str) -> bool:
+    """Whether a command line is one of agent-svc's extraction workers (not its schema worker)."""
+    return "-m agent.pages.worker" in cmdline and cmdline.endswith(" extraction")
 
 
 async def mixed_load(agent_url: str, clients: int, seconds: float) -> collections.Counter[str]:

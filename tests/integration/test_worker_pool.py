@@ -1,6 +1,6 @@
 """agent-svc's extraction workers stay a pool of EXTRACT_WORKERS processes under a load whose deadlines kill
-them, and end with agent-svc, whether it stops cleanly or is killed: then no process of its session or of its
-descendants is left."""
+them, and end with agent-svc (its schema worker too), whether it stops cleanly or is killed: then no process of its
+session or of its descendants is left."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from conftest import agent_service
 
 from agent.config import Settings
-from offline_web.load import extraction_workers, mixed_load
+from offline_web.load import extraction_workers, is_extraction_worker, mixed_load
 from offline_web.processes import family, wait_gone
 from offline_web.stack import OfflineStack
 
@@ -30,7 +30,8 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         assert service.process is not None
         members = family(service.process.pid)
         commands = [p.cmdline for p in members]
-        assert sum("-m agent.pages.worker" in c for c in commands) == Settings().extract_workers  # EXTRACT_WORKERS
+        assert sum(map(is_extraction_worker, commands)) == Settings().extract_workers  # EXTRACT_WORKERS
+        assert sum(c.endswith("agent.pages.worker " + f"{service.process.pid} schema") for c in commands) == 1
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
         assert not wait_gone(members)

@@ -1,4 +1,5 @@
-"""An extraction worker process (`python -m agent.pages.worker PARENT_PID`), started by workers.WorkerPool.
+"""A worker process (`python -m agent.pages.worker PARENT_PID KIND`), started by workers.WorkerPool; KIND (what
+its pool does: extraction, schema) is only there to tell the processes apart in `ps`.
 
 It reads (function, arguments) frames from stdin, runs each, and answers (status, value, resident MiB) on
 stdout, until stdin closes or agent-svc ends.

@@ -31,8 +31,8 @@ class WorkerDied(Degraded):
 
 
 class _Worker:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
+    def __init__(self, process: asyncio.subprocess.Process, kind: str) -> None:
+        self.process, self.kind = process, kind
         self.rss_mb = 0.0
 
     async def call(self, fn: Callable, args: tuple) -> Any:
@@ -42,7 +42,7 @@ class _Worker:
             await self.process.stdin.drain()
             status, value, self.rss_mb = pickle.loads(await read_frame(self.process.stdout))
         except (ConnectionError, asyncio.IncompleteReadError, EOFError) as e:
-            raise WorkerDied(f"the extraction worker died ({type(e).__name__})") from None
+            raise WorkerDied(f"the {self.kind} worker died ({type(e).__name__})") from None
         if status == "error":
             raise value
         return value
@@ -56,8 +56,10 @@ class WorkerPool:
     a killed worker keeps its place until it has exited: there are never more than `workers` processes.
     """
 
-    def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None) -> None:
+    def __init__(self, workers: int, max_rss_mb: float = 1024, warm: Callable[[], object] | None = None,
+                 kind: str = "extraction") -> None:
         self._size, self._max_rss_mb, self._warm = workers, max_rss_mb, warm
+        self._kind = kind  # what its workers do, for the messages: extraction, schema
         # a worker ready for a task, or why one could not start (so that a caller waiting for it hears at once)
         self._idle: asyncio.Queue[_Worker | WorkerDied] = asyncio.Queue()
         self._places = 0  # workers idle, busy, starting, or killed and not yet reaped
@@ -72,7 +74,7 @@ class WorkerPool:
         self._fill()
         await asyncio.gather(*self._starting)
         if self._failed:
-            raise WorkerDied("the extraction workers could not start (the log says why)")
+            raise WorkerDied(f"the {self._kind} workers could not start (the log says why)")
 
     async def run(self, fn: Callable, *args: object) -> Any:
         """`fn(*args)` in a worker; cancelling this kills the worker. Raises WorkerDied, or what `fn` raised."""
@@ -118,7 +120,7 @@ class WorkerPool:
     def _keep(self, worker: _Worker) -> None:
         if self._closed or worker.rss_mb > self._max_rss_mb:
             if not self._closed:
-                log.info("retiring an extraction worker at %.0f MiB", worker.rss_mb)
+                log.info("retiring an %s worker at %.0f MiB", self._kind, worker.rss_mb)
             self._stop(worker)
         else:
             self._idle.put_nowait(worker)
@@ -145,13 +147,13 @@ class WorkerPool:
     async def _start_one(self) -> None:
         try:  # cancelled (by close) or failed here, asyncio kills and reaps the process it may have started
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "agent.pages.worker", str(os.getpid()), stdin=asyncio.subprocess.PIPE,
+                sys.executable, "-m", "agent.pages.worker", str(os.getpid()), self._kind, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE)
         except BaseException as e:
             self._places -= 1
             self._failed_to_start(e)
             return
-        worker = _Worker(process)
+        worker = _Worker(process, self._kind)
         try:
             if self._warm is not None:
                 await worker.call(self._warm, ())
@@ -169,9 +171,9 @@ class WorkerPool:
         it (a cancellation is raised: close is stopping it)."""
         if not isinstance(e, Exception):
             raise e
-        log.error("an extraction worker failed to start: %s", e, exc_info=e)
+        log.error("a %s worker failed to start: %s", self._kind, e, exc_info=e)
         self._failed += 1
-        self._idle.put_nowait(WorkerDied(f"an extraction worker failed to start ({type(e).__name__}: {e})"))
+        self._idle.put_nowait(WorkerDied(f"a {self._kind} worker failed to start ({type(e).__name__}: {e})"))
 
 
 async def read_frame(stream: asyncio.StreamReader) -> bytes:

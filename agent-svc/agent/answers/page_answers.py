@@ -41,7 +41,7 @@ def page_ask(item: dict[str, Any]) -> PageAsk:
         raise BadRequest("a json format's `prompt` must be a string")
     if isinstance(prompt, str) and len(prompt) > MAX_PROMPT_CHARS:
         raise BadRequest(f"a json format's `prompt` is longer than {MAX_PROMPT_CHARS} characters")
-    return PageAsk("json", checked_schema(schema) if schema is not None else None,
+    return PageAsk("json", checked_schema(schema, "a json format's `schema`") if schema is not None else None,
                    prompt if isinstance(prompt, str) else None)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from agent.answers.schemas import checked_schema
-from agent.answers.synthesis import marker_spans, sources_of
+from agent.answers.synthesis import Source, marker_spans, sources_of
 from agent.api.firecrawl import MAX_SYSTEM_PROMPT_CHARS
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
@@ -167,15 +167,21 @@ def content_of(outcome: SearchOutcome, request: ChatRequest) -> str:
 
 
 def annotations(content: str, outcome: SearchOutcome, request: ChatRequest) -> list[dict[str, Any]]:
-    """OpenAI's `url_citation` annotations of the content as the client holds it (streamed, the model's own
-    words): one per source a marker cites, `content[start_index:end_index]` being that marker. OpenAI-standard
-    clients (Open WebUI among them) read a reply's sources only here, not in Sonar's `citations`."""
+    """OpenAI's `url_citation` annotations: one per source the answer read, in the order of its number, so that a
+    client numbering sources as they come (Open WebUI) finds source n at `[n]`; each spans the first marker of the
+    content that cites it (`content[start_index:end_index]`; streamed, the model's own words), or is the empty
+    span at the content's end when no marker does. OpenAI-standard clients read a reply's sources only here."""
     if _answers_json(outcome, request):
         return []
-    by_number = {s.number: s for s in sources_of(outcome.packed)}
-    return [{"type": "url_citation", "url_citation": {"url": s.url, "title": s.title, "start_index": start,
-                                                      "end_index": end}}
-            for number, start, end in marker_spans(content) if (s := by_number.get(number))]
+    first_marker: dict[int, tuple[int, int]] = {}
+    for number, start, end in marker_spans(content):
+        first_marker.setdefault(number, (start, end))
+
+    def citation(source: Source) -> dict[str, Any]:
+        start, end = first_marker.get(source.number, (len(content), len(content)))
+        return {"type": "url_citation", "url_citation": {"url": source.url, "title": source.title,
+                                                         "start_index": start, "end_index": end}}
+    return [citation(s) for s in sources_of(outcome.packed)]
 
 
 def _answers_json(outcome: SearchOutcome, request: ChatRequest) -> bool:

@@ -95,26 +95,35 @@ def test_the_sdks_stream_helper_accumulates_the_answer() -> None:
     assert final.choices[0].message.content == ANSWER
 
 
-TWO_SOURCES = "SQLite checkpoints the WAL at 1000 pages [1, 2]. It does so automatically [1]."
+TWO_SOURCES = "SQLite checkpoints the WAL at 1000 pages [2, 1]. It does so automatically [1]."
 
 
-def url_citations(annotations: list) -> list[tuple[str, str]]:
-    """(the url, the marker it spans) of each annotation, read through the SDK's types or its dicts."""
+def url_citations(content: str, annotations: list) -> list[tuple[str, str]]:
+    """(the url, the span of the content) of each annotation, read through the SDK's types or its dicts."""
     dicts = [a if isinstance(a, dict) else a.model_dump() for a in annotations]
     assert {a["type"] for a in dicts} == {"url_citation"}
-    return [(a["url_citation"]["url"], a["url_citation"]["start_index"], a["url_citation"]["end_index"])
+    return [(a["url_citation"]["url"], content[a["url_citation"]["start_index"]:a["url_citation"]["end_index"]])
             for a in dicts]
 
 
-def test_a_plain_answer_carries_openais_url_citations_spanning_its_markers() -> None:
+def test_a_plain_answer_has_a_url_citation_per_source_in_number_order_spanning_its_first_marker() -> None:
     reply = sync_client(app_on(FakeLLM(TWO_SOURCES))).chat.completions.create(
         model="wisp", messages=[{"role": "user", "content": QUESTION}])
     message = reply.choices[0].message
-    assert message.content == "SQLite checkpoints the WAL at 1000 pages [1][2]. It does so automatically [1]."
-    cited = [(url, message.content[start:end]) for url, start, end in url_citations(message.annotations)]
-    assert cited == [(URL(0), "[1]"), (URL(1), "[2]"), (URL(0), "[1]")]
+    assert message.content == "SQLite checkpoints the WAL at 1000 pages [2][1]. It does so automatically [1]."
+    # source n is the n-th (Open WebUI numbers sources as they come), whatever order the markers cite them in
+    assert url_citations(message.content, message.annotations) == [(URL(0), "[1]"), (URL(1), "[2]")]
+    assert message.content.index("[1]") == message.annotations[0].url_citation.start_index  # its first marker
     assert message.annotations[0].url_citation.title  # the SDK's own type: a client reads the title there
     assert reply.model_extra["citations"] == [URL(0), URL(1)]  # Sonar's fields stay
+
+
+def test_a_source_no_marker_cites_is_still_listed_with_an_empty_span_at_the_end() -> None:
+    reply = sync_client(app_on(FakeLLM("SQLite checkpoints the WAL at 1000 pages [2]."))).chat.completions.create(
+        model="wisp", messages=[{"role": "user", "content": QUESTION}])
+    message = reply.choices[0].message
+    assert url_citations(message.content, message.annotations) == [(URL(0), ""), (URL(1), "[2]")]
+    assert message.annotations[0].url_citation.start_index == len(message.content)
 
 
 def test_a_streamed_answer_carries_them_in_its_last_delta_and_the_sdk_accumulates_them() -> None:
@@ -123,11 +132,11 @@ def test_a_streamed_answer_carries_them_in_its_last_delta_and_the_sdk_accumulate
                                                  stream=True))
     content = "".join(c.choices[0].delta.content or "" for c in chunks)
     annotations = chunks[-1].choices[0].delta.model_extra["annotations"]
-    assert [(url, content[start:end]) for url, start, end in url_citations(annotations)] == [
-        (URL(0), "[1, 2]"), (URL(1), "[1, 2]"), (URL(0), "[1]")]  # the model's own words, as streamed
+    # spans of the model's own words, as streamed
+    assert url_citations(content, annotations) == [(URL(0), "[2, 1]"), (URL(1), "[2, 1]")]
     with client.chat.completions.stream(model="wisp", messages=[{"role": "user", "content": QUESTION}]) as s:
         final = s.get_final_completion().choices[0].message
-    assert [url for url, _, _ in url_citations(final.annotations)] == [URL(0), URL(1), URL(0)]
+    assert [url for url, _ in url_citations(final.content, final.annotations)] == [URL(0), URL(1)]
 
 
 def test_markers_read_alike_streamed_and_whole() -> None:

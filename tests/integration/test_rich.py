@@ -142,8 +142,10 @@ def test_the_openai_sdk_gets_a_cited_answer_from_the_real_llm(rich_agents: dict[
     extra = reply.model_extra or {}
     assert reply.choices[0].message.content and reply.choices[0].finish_reason == "stop"
     assert extra["citations"] and len(extra["search_results"]) == len(extra["citations"])
-    markers = {int(n) for n in re.findall(r"\[(\d+)\]", reply.choices[0].message.content)}
-    assert markers <= set(range(1, len(extra["citations"]) + 1))  # every marker points at a citation
+    markers = re.findall(r"\[(\d+)\]", reply.choices[0].message.content)
+    assert {int(n) for n in markers} <= set(range(1, len(extra["citations"]) + 1))  # each points at a citation
+    # an url_citation for each source, whether or not the model wrote a marker for it
+    assert [a.url_citation.url for a in reply.choices[0].message.annotations] == extra["citations"]
     assert all("supported" in claim for claim in extra["claims"])
 
 
@@ -158,3 +160,35 @@ def test_the_openai_sdk_streams_the_real_llms_answer(rich_agents: dict[str, str]
     text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
     assert text and chunks[-1].choices[0].finish_reason == "stop"
     assert (chunks[-1].model_extra or {}).get("citations")
+
+
+@pytest.fixture(scope="module")
+def citing_agent(stack, semantic_url: str, llm_stub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """agent-svc on the LLM stub's `cites` model, which cites its first two sources as a capable model would
+    (SmolLM2-135M seldom writes a marker)."""
+    with agent_service(stack.searx.url, tmp_path_factory.mktemp("citing"), "agent-citing",
+                       SEMANTIC_SVC_URL=semantic_url, FETCH_ALLOW_HOSTS="127.0.0.1",
+                       LLM_BASE_URL=f"{llm_stub.url}/v1", LLM_MODEL="cites", **LLM_ENV) as agent:
+        yield agent.url
+
+
+def citations_of(content: str, annotations: list, citations: list[str]) -> list[tuple[str, str]]:
+    """(the url, the span of the content) of each url_citation: one per source, in the order of Sonar's `citations`."""
+    assert [a.type for a in annotations] == ["url_citation"] * len(citations)
+    assert [a.url_citation.url for a in annotations] == citations and all(a.url_citation.title for a in annotations)
+    return [(a.url_citation.url, content[a.url_citation.start_index:a.url_citation.end_index]) for a in annotations]
+
+
+def test_the_openai_sdk_reads_url_citations_plain_and_streamed(citing_agent: str) -> None:
+    client = OpenAI(base_url=citing_agent + "/v1", api_key="any", timeout=HTTP_TIMEOUT_S)
+    messages = [{"role": "user", "content": QUERY}]
+    reply = client.chat.completions.create(model="wisp", messages=messages)
+    message, citations = reply.choices[0].message, reply.model_extra["citations"]
+    cited = citations_of(message.content, message.annotations, citations)
+    assert [span for _, span in cited][:2] == ["[1]", "[2]"], (message.content, citations)
+    with client.chat.completions.stream(model="wisp", messages=messages) as stream:
+        final = stream.get_final_completion()
+    streamed = final.choices[0].message
+    assert streamed.content == message.content  # markers alike, streamed or whole
+    # the helper keeps no top-level extras (Sonar's `citations`): the same search read the same sources
+    assert citations_of(streamed.content, streamed.annotations, citations) == cited

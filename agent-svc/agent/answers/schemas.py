@@ -143,20 +143,12 @@ def _check_expansion(root: Resource[Any], resolver: Resolver[Any], field: str) -
             continue
         if key in counts:
             continue
-        if key in on_path:
-            raise _looping(field)
+        if key in on_path:  # an ancestor on the path being walked: a loop
+            raise BadRequest(f"{field}: its references loop without reading into the value (a schema that refers "
+                             "to itself in place would recurse for ever)")
         on_path.add(key)
         stack.append((node, True))
-        for child in _in_place(node, resolver):
-            if id(child) in on_path:
-                raise _looping(field)
-            if id(child) not in counts:
-                stack.append((child, False))
-
-
-def _looping(field: str) -> BadRequest:
-    return BadRequest(f"{field}: its references loop without reading into the value (a schema that refers to "
-                      "itself in place would recurse for ever)")
+        stack += [(child, False) for child in _in_place(node, resolver) if id(child) not in counts]
 
 
 def _in_place(schema: dict[str, Any], resolver: Resolver[Any]) -> list[dict[str, Any]]:

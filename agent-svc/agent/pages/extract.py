@@ -4,6 +4,10 @@ and the chunks ranking scores.
 trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
 Plain text passes through, a JSON page is fenced as ```json, and PDFs give their text through pypdf.
 `extract_page` is what the extraction worker processes run, so chunking happens there too, off the event loop.
+
+A page is hostile input. HTML is parsed by lxml's HTML parser (trafilatura's `load_html`), which reads no DTD,
+defines no entity and does no XInclude, whatever the page declares (tests/unit/agent/pages/test_extract.py
+proves it with a page that names a file and a listener); a PDF's text is cut at MAX_PDF_CHARS.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from agent.pages.fetch import JSON_TYPE, PDF_TYPE
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
+MAX_PDF_CHARS = 5_000_000  # the text of an HTML page at FETCH_MAX_BYTES' default, at most
 
 
 class ExtractionFailed(Degraded):
@@ -139,15 +144,36 @@ def _whole_text(tree) -> str:
     return trafilatura.html2txt(tree, clean=False) or ""
 
 
+class _TextBudgetSpent(BaseException):
+    """The PDF's text passed MAX_PDF_CHARS. A BaseException: pypdf reads a form XObject under `except
+    Exception`, which would swallow an Exception and read on."""
+
+
 def _pdf_text(body: bytes) -> str:
+    """A PDF's text, its first _MAX_PDF_PAGES pages, cut at MAX_PDF_CHARS: a form XObject drawn thousands of
+    times makes 100 MB of text of a 1 KB file, and the text goes back to agent-svc's process whole."""
     from pypdf import PdfReader
 
+    pages: list[str] = []
+    shown: list[str] = []  # what pypdf reported of the page being read, for the page that spends the budget
+    left = MAX_PDF_CHARS
+
+    def spend(text: str, *_: object) -> None:
+        nonlocal left
+        shown.append(text)
+        left -= len(text)
+        if left < 0:
+            raise _TextBudgetSpent
+
     try:
-        reader = PdfReader(io.BytesIO(body))
-        pages = [page.extract_text() or "" for page in reader.pages[:_MAX_PDF_PAGES]]
+        for page in PdfReader(io.BytesIO(body)).pages[:_MAX_PDF_PAGES]:
+            shown.clear()
+            pages.append(page.extract_text(visitor_text=spend) or "")
+    except _TextBudgetSpent:
+        pages.append("".join(shown))
     except Exception as e:  # pypdf raises many kinds on broken files; every one means "unreadable"
         raise ExtractionFailed(f"unreadable PDF: {e}") from None
-    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    text = "\n\n".join(p.strip() for p in pages if p.strip())[:MAX_PDF_CHARS]
     if not text:
         raise ExtractionFailed("the PDF holds no text")
     return text

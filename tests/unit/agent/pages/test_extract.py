@@ -1,7 +1,10 @@
+import zlib
+from pathlib import Path
+
 import pytest
 
 from agent.core.pages import Extraction, Fetched, PageError
-from agent.pages.extract import ExtractionFailed, cut, decode, extract, extract_page, outline
+from agent.pages.extract import MAX_PDF_CHARS, ExtractionFailed, cut, decode, extract, extract_page, outline
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
 <meta name="description" content="How WAL works."><meta name="date" content="2022-11-16"></head>
@@ -103,3 +106,101 @@ def test_chunks_read_identifiers_as_the_page_writes_them_while_markdown_stays_es
     page = extract_page(fetched(body.encode()), Extraction(chunk_chars=1200))
     assert "foreign\\_keys" in page.extracted.markdown
     assert "PRAGMA foreign_keys = ON" in page.extracted.chunks[0].text
+
+
+def hostile_html(listener: str, secret: Path) -> str:
+    """Every way an XML-minded parser could be made to read a file or open a connection, and to multiply entities
+    (billion laughs), in one page."""
+    laughs = "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+    return f"""<?xml version="1.0"?>
+<!DOCTYPE html SYSTEM "{listener}/page.dtd" [
+  <!ENTITY file SYSTEM "file://{secret}"> <!ENTITY net SYSTEM "{listener}/entity">
+  <!ENTITY % remote SYSTEM "{listener}/parameter.dtd"> %remote;
+  <!ENTITY lol0 "lol"> {laughs}
+]>
+<html xmlns="http://www.w3.org/1999/xhtml" xmlns:xi="http://www.w3.org/2001/XInclude">
+<head><title>Entities &file; &net;</title><base href="{listener}/"/>
+<link rel="stylesheet" href="{listener}/style.css"/><script src="{listener}/app.js"></script></head>
+<body><article><h1>Hostile</h1>
+<xi:include href="file://{secret}" parse="text"/><xi:include href="{listener}/include.xml"/>
+<p>The file &file; and the network &net; and the laughs &lol9; stay words, in a paragraph long enough to be
+kept as the main content of the page by the extraction.</p>
+<p>A second paragraph, with an image <img src="{listener}/image.png"/> and a frame
+<iframe src="file://{secret}"></iframe>, also long enough to count as content here.</p>
+<a href="file://{secret}">file</a> <a href="javascript:fetch('{listener}')">script</a>
+<a href="data:text/html,&lt;script&gt;1&lt;/script&gt;">data</a> <a href="{listener}/next">next</a>
+</article></body></html>"""
+
+
+@pytest.mark.parametrize("content_type", ["text/html", "application/xhtml+xml", ""])
+def test_a_hostile_page_reads_no_file_opens_no_connection_and_expands_no_entity(
+        content_type: str, loopback_listener, secret_file: Path) -> None:
+    page = fetched(hostile_html(loopback_listener.url, secret_file).encode(), content_type)
+    marker = secret_file.read_text()
+    results = [extract(page, main_only, document=True) for main_only in (True, False)]
+    results += [outline(page), extract_page(page, Extraction(chunk_chars=1200)).extracted]
+    for result in results:
+        assert marker not in repr(result)
+        assert len(repr(result)) < 4 * len(page.body)  # &lol9; alone would be 10^9 times "lol"
+        # only http(s) links, resolved against the page's own URL (not its <base>); none of them fetched
+        assert result.links == [f"{loopback_listener.url}/next"]
+    assert "&file;" in results[0].markdown and "laughs &lol9;" in results[0].markdown
+    assert loopback_listener.connections == 0
+
+
+def pdf(*objects: bytes) -> bytes:
+    """A PDF of these objects (numbered from 1, the catalog first), with a correct cross-reference table."""
+    out, offsets = b"%PDF-1.7\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    table = b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return out + (b"xref\n0 %d\n0000000000 65535 f \n%strailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+                  % (len(objects) + 1, table, len(objects) + 1, len(out)))
+
+
+def stream(data: bytes, entries: bytes = b"") -> bytes:
+    packed = zlib.compress(data)
+    return b"<< %s /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (entries, len(packed), packed)
+
+
+def one_page(contents: bytes, resources: bytes = b"", page: bytes = b"", catalog: bytes = b"") -> list[bytes]:
+    """Catalog 1, pages 2, page 3 drawing content stream 4 with font 5 (/F1) and `resources`; more objects from 6."""
+    return [b"<< /Type /Catalog /Pages 2 0 R %s >>" % catalog, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> %s >> %s >>" % (resources, page), contents,
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+
+
+def test_a_pdf_reads_no_file_and_opens_no_connection_it_names(loopback_listener, secret_file: Path) -> None:
+    url, file = loopback_listener.url.encode(), b"file://" + str(secret_file).encode()
+    objects = one_page(
+        stream(b"BT /F1 12 Tf 72 720 Td (Visible text of the page) Tj ET /X Do"),
+        resources=b"/XObject << /X 6 0 R >>",
+        page=b"/Annots [<< /Type /Annot /Subtype /Link /Rect [0 0 9 9] /A << /S /URI /URI (%s/annotation) >> >> "
+             b"<< /Type /Annot /Subtype /Link /Rect [0 0 9 9] /A << /S /Launch /F (%s) >> >>]" % (url, file),
+        catalog=b"/OpenAction << /S /GoToR /F << /Type /Filespec /FS /URL /F (%s/remote.pdf) >> /D [0 /Fit] >> "
+                b"/URI << /Base (%s/) >>" % (url, url))
+    # a form whose data lives in a file (an external stream, PDF 1.2): pypdf reads no such thing
+    objects.append(b"<< /Type /XObject /Subtype /Form /BBox [0 0 9 9] /Length 0 /F (%s) /FFilter /FlateDecode >>"
+                   b"\nstream\n\nendstream" % file)
+    text = extract(fetched(pdf(*objects), "application/pdf")).markdown
+    assert "Visible text of the page" in text and secret_file.read_text() not in text
+    assert loopback_listener.connections == 0
+
+
+def test_a_pdfs_text_stops_at_its_bound_however_often_a_form_is_drawn() -> None:
+    words = b"BT /F1 12 Tf 72 720 Td (" + b"amplified " * 10_000 + b") Tj ET"  # 100 KB of text
+    form = stream(words, b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >>")
+    # under 2 KB, drawing the form 1,000 times: 100 MB of text uncut
+    body = pdf(*one_page(stream(b"/X Do\n" * 1000), b"/XObject << /X 6 0 R >>"), form)
+    assert len(body) < 2000
+    text = extract(fetched(body, "application/pdf")).markdown
+    assert len(text) == MAX_PDF_CHARS and text.startswith("amplified amplified")
+
+
+def test_a_pdf_nested_past_reason_is_unreadable_not_a_crash() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = pdf(*one_page(stream(b"BT /F1 12 Tf 72 720 Td " + deep + b" TJ ET"), page=b"/Deep " + deep))
+    with pytest.raises(ExtractionFailed):
+        extract(fetched(body, "application/pdf"))

@@ -20,8 +20,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent.config import Settings
 from agent.errors import BadRequest, InvalidJson, PayloadTooLarge, WispError
 
-# a JSON string (escapes included) or one bracket: the brackets outside strings give the nesting
-_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# a JSON string (escapes included) or one bracket: the brackets outside strings give the nesting. A string
+# left open runs to the end of the body (the JSON is invalid then): requiring its closing quote made the regex
+# rescan the rest of the body from every quote after it, hours for 2 MB of \" (the body is read on the event loop)
+_JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 _OPENERS = frozenset(b"[{")
 
 

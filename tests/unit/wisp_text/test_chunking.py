@@ -30,3 +30,18 @@ def test_long_paragraphs_are_cut_at_sentences_and_long_sentences_at_the_limit() 
 
 def test_nothing_to_chunk() -> None:
     assert chunk_text("") == [] and chunk_text("\n\n# Only a heading\n\n") == []
+
+
+def test_a_headings_closing_hashes_go() -> None:
+    chunks = chunk_text("## Title ##\n\nText.\n\n# ##\n\nMore.\n\n#   Spaced   #  \n\nLast.")
+    assert [(c.heading, c.text) for c in chunks] == [("Title", "Text."), ("#", "More."), ("Spaced", "Last.")]
+
+
+def test_hostile_lines_are_chunked_in_linear_time() -> None:
+    # one regex over a heading's trailing spaces was cubic: "# a", 4,000 spaces and "b" took 78 s; a line of
+    # "#" over a paragraph of spaces was quadratic. A page's text (text/plain passes through) is hostile input
+    spaces = " " * 1_000_000
+    [chunk] = chunk_text(f"# a{spaces}b\n\ntext", max_chars=100)
+    assert chunk.heading == f"a{spaces}b" and chunk.text == "text"
+    chunks = chunk_text(f"#\n{spaces}x\ny", max_chars=100)
+    assert chunks[0].text.startswith("#") and chunks[-1].text.endswith("y") and chunks[0].heading == ""

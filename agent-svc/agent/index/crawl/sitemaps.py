@@ -1,8 +1,10 @@
 """Sitemaps: the page URLs a site lists, from the sitemaps robots.txt names or the usual /sitemap.xml.
 
 Read with a regular expression over `<loc>` rather than an XML parser: a sitemap only needs its URLs, and a
-hostile one cannot expand entities. Bounded: at most MAX_SITEMAPS files (a sitemap index is followed one
-level down, and further within the bound), each cut at the fetcher's size cap, at most `limit` URLs in all.
+hostile one cannot expand entities, load a DTD or include a file. Only http(s) URLs are kept: a `file:` or
+`javascript:` one is neither listed nor fetched as a sitemap. Bounded: at most MAX_SITEMAPS files (a sitemap
+index is followed one level down, and further within the bound), each cut at the fetcher's size cap and
+unpacked to at most MAX_SITEMAP_BYTES, at most `limit` URLs in all.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ MAX_SITEMAPS = 20
 MAX_SITEMAP_BYTES = 20_000_000  # decompressed: a .xml.gz may not unpack past this
 _LOC = re.compile(rb"<loc>\s*([^<\s]{1,2048})\s*</loc>", re.IGNORECASE)
 _INDEX = re.compile(rb"<sitemapindex\b", re.IGNORECASE)
+_WEB = re.compile(r"https?://", re.IGNORECASE)
 XML_TYPES = ("application/xml", "text/xml", "application/gzip", "application/x-gzip", "application/octet-stream")
 
 
@@ -52,8 +55,8 @@ def _read(body: bytes) -> tuple[bool, list[str]]:
     """Whether the sitemap is an index, and the URLs it lists. finditer, not findall: the match loop lets the
     event loop's thread take the GIL between matches."""
     body = _unpacked(body)
-    return bool(_INDEX.search(body[:2000])), [html.unescape(m[1].decode("utf-8", "replace")) for m in
-                                               _LOC.finditer(body)]
+    locs = (html.unescape(m[1].decode("utf-8", "replace")) for m in _LOC.finditer(body))
+    return bool(_INDEX.search(body[:2000])), [url for url in locs if _WEB.match(url)]
 
 
 def _unpacked(body: bytes) -> bytes:

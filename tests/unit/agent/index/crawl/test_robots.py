@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from agent.core.pages import CacheUse, Fetched, PageError
-from agent.index.crawl.robots import Robots, RobotsCache
+from agent.index.crawl.robots import MAX_ROBOTS_BYTES, Robots, RobotsCache
 
 ROBOTS = """
 User-agent: *
@@ -92,6 +92,18 @@ def test_the_crawl_delay_is_the_largest_either_agent_asks() -> None:
 def test_the_sitemaps_it_names_are_listed() -> None:
     robots = read({"https://docs.test/robots.txt": Served(ROBOTS, "text/plain")})
     assert robots.sitemaps() == ["https://docs.test/maps/a.xml", "https://docs.test/maps/b.xml"]
+
+
+def test_a_hostile_robots_txt_is_read_to_its_bound_and_its_patterns_match_without_backtracking() -> None:
+    # Protego matches a wildcard rule piece by piece with str.find, not a regex: 2,000 rules of 100 stars against
+    # a 2,000-character URL is a plain scan
+    stars = "Disallow: /x" + "*a" * 100 + "*b\n"
+    rules = "User-agent: *\n" + stars * ((MAX_ROBOTS_BYTES - 1000) // len(stars))
+    text = rules + "# the bound falls in this comment " + "#" * 2000 + "\nDisallow: /past-the-bound\n"
+    robots = read({"https://docs.test/robots.txt": Served(text, "text/plain")})
+    assert robots.allows("https://docs.test/x" + "a" * 2000)
+    assert not robots.allows("https://docs.test/x" + "a" * 120 + "b")
+    assert robots.allows("https://docs.test/past-the-bound")  # past MAX_ROBOTS_BYTES: not read
 
 
 @pytest.mark.parametrize("served", [

@@ -2,8 +2,16 @@
 
 import asyncio
 import gzip
+import zlib
+from pathlib import Path
 
-from agent.index.crawl.sitemaps import MAX_SITEMAPS, XML_TYPES, sitemap_candidates, sitemap_urls
+import httpx
+
+from agent.core.pages import CacheUse, Fetched
+from agent.index.crawl.robots import RobotsCache
+from agent.index.crawl.sitemaps import MAX_SITEMAP_BYTES, MAX_SITEMAPS, XML_TYPES, sitemap_candidates, sitemap_urls
+from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.ssrf import Allowlist
 
 from .test_robots import FakeSite, Served
 
@@ -79,3 +87,86 @@ def test_indexes_that_loop_or_fan_out_read_at_most_max_sitemaps() -> None:
     site, urls = listed(pages, ["https://docs.test/sitemap.xml"])
     assert urls == []
     assert len(site.asked) == MAX_SITEMAPS and len(set(site.asked)) == MAX_SITEMAPS
+
+
+class GuardedSite(FakeSite):
+    """A FakeSite for its own pages; every other URL goes to a real Fetcher, with the SSRF guard's default
+    allow-list (nothing local)."""
+
+    def __init__(self, pages: dict[str, str | Served], fetcher: Fetcher) -> None:
+        super().__init__(pages)
+        self.fetcher = fetcher
+
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None) -> Fetched:
+        if url in self.pages:
+            return await super().fetch_before(url, deadline, types, cache_use)
+        self.calls.append((url, types))
+        return await self.fetcher.fetch_before(url, deadline, types)
+
+
+def guarded(pages: dict[str, str | Served], sitemaps: list[str]) -> tuple[GuardedSite, list[str]]:
+    async def read() -> tuple[GuardedSite, list[str]]:
+        async with httpx.AsyncClient() as http:
+            site = GuardedSite(pages, Fetcher(http, FetchPolicy(Allowlist.parse(""), 1_000_000, 3, "test")))
+            return site, await sitemap_urls(site, sitemaps, 100, timeout_s=30)
+
+    return asyncio.run(read())
+
+
+def test_a_hostile_sitemap_reads_no_file_and_reaches_no_local_address(loopback_listener, secret_file: Path) -> None:
+    local, file = loopback_listener.url, f"file://{secret_file}"
+    hostile = f"""<?xml version="1.0"?>
+<!DOCTYPE urlset SYSTEM "{local}/sitemap.dtd" [
+  <!ENTITY file SYSTEM "{file}"> <!ENTITY net SYSTEM "{local}/entity"> <!ENTITY % p SYSTEM "{local}/p.dtd"> %p;
+  <!ENTITY a "&b;&b;&b;&b;&b;&b;&b;&b;"> <!ENTITY b "https://docs.test/laugh">
+]>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xi="http://www.w3.org/2001/XInclude">
+<xi:include href="{file}" parse="text"/><xi:include href="{local}/include.xml"/>
+<url><loc>&file;</loc></url><url><loc>&net;</loc></url><url><loc>&a;</loc></url>
+<url><loc>{file}</loc></url><url><loc>javascript:fetch('{local}')</loc></url><url><loc>data:text/xml,x</loc></url>
+<url><loc>https://docs.test/page</loc></url><url><loc>{local}/listed-not-fetched</loc></url>
+</urlset>"""
+    root = "https://docs.test/sitemap.xml"
+    pages: dict[str, str | Served] = {
+        root: xml(index("https://docs.test/pages.xml", f"{local}/nested.xml", file, f"gopher://{local[7:]}/x")),
+        "https://docs.test/pages.xml": xml(hostile)}
+    site, urls = guarded(pages, [root])
+    # a local page is listed (the crawl's scope turns it away as another site), never fetched from a sitemap
+    assert urls == ["https://docs.test/page", f"{local}/listed-not-fetched"]
+    # the local sitemap was asked for, and the SSRF guard refused it; the file: and gopher: ones were not asked for
+    assert site.asked == [root, "https://docs.test/pages.xml", f"{local}/nested.xml"]
+    assert loopback_listener.connections == 0 and secret_file.read_text() not in repr(urls)
+
+
+def test_a_gzip_bomb_unpacks_to_the_bound_and_no_further() -> None:
+    entry = b"<url><loc>https://docs.test/a</loc></url>\n"
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip, packed as it goes: no 21 MB held
+    block = entry * 25_000
+    bomb = b"".join(packer.compress(block) for _ in range(MAX_SITEMAP_BYTES // len(block) + 1))
+    bomb += packer.compress(b"<url><loc>https://docs.test/past-the-bound</loc></url></urlset>") + packer.flush()
+    assert len(bomb) < 200_000
+    _, urls = listed({"https://docs.test/sitemap.xml.gz": xml(bomb, "application/gzip")},
+                     ["https://docs.test/sitemap.xml.gz"])
+    assert urls == ["https://docs.test/a"]
+
+
+def test_the_sitemaps_a_hostile_robots_txt_names_read_no_file_and_reach_no_local_address(
+        loopback_listener, secret_file: Path) -> None:
+    local = loopback_listener.url
+    text = f"User-agent: *\nSitemap: file://{secret_file}\nSitemap: {local}/sitemap.xml\nSitemap: https://docs.test/s.xml\n"
+
+    async def read() -> tuple[GuardedSite, list[str]]:
+        async with httpx.AsyncClient() as http:
+            site = GuardedSite({"https://docs.test/robots.txt": Served(text, "text/plain"),
+                                "https://docs.test/s.xml": xml(urlset("https://docs.test/a"))},
+                               Fetcher(http, FetchPolicy(Allowlist.parse(""), 1_000_000, 3, "test")))
+            named = (await RobotsCache(site, timeout_s=30).of("https://docs.test/")).sitemaps()
+            return site, await sitemap_urls(site, sitemap_candidates("https://docs.test/", named), 100, timeout_s=30)
+
+    site, urls = asyncio.run(read())
+    assert urls == ["https://docs.test/a"]
+    assert loopback_listener.connections == 0 and secret_file.read_text() not in repr(urls)
+    # robots.txt's names are asked for through the fetcher, whose SSRF guard refuses file: and local addresses
+    assert set(site.asked) == {"https://docs.test/robots.txt", f"file://{secret_file}", f"{local}/sitemap.xml",
+                               "https://docs.test/s.xml"}

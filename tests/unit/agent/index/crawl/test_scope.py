@@ -71,6 +71,10 @@ def test_options_widen_the_scope() -> None:
 @pytest.mark.parametrize(("url", "why"), [
     ("mailto:someone@docs.test", "not an http(s) URL"),
     ("ftp://docs.test/guide/file", "not an http(s) URL"),
+    ("file:///etc/passwd", "not an http(s) URL"),
+    ("javascript:fetch('https://docs.test/guide/')", "not an http(s) URL"),
+    ("data:text/html,<a href=https://docs.test/guide/>", "not an http(s) URL"),
+    ("//docs.test/guide/relative", "not an http(s) URL"),  # a link is joined to its page's URL before
     ("https://docs.test:99999/guide/", "malformed URL"),
     ("https://docs.test/guide/" + "a" * MAX_URL_CHARS, "not an http(s) URL"),
     ("https://docs.test/guide/diagram.PNG", "not a page"),

@@ -134,7 +134,7 @@ def _json_body(response: httpx.Response) -> dict[str, Any]:
     _raise_for_status(response)
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, a number past 4,300 digits, or nested past the stack
         content_type = response.headers.get("content-type", "no content-type")
         raise UpstreamError(
             f"SearXNG answered a non-JSON body ({content_type}): {_snippet(response.text)!r}; "
@@ -198,7 +198,7 @@ def _unresponsive(value: Any) -> list[tuple[str, str]]:
 def _error_field(response: httpx.Response) -> str | None:
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return str(body["error"]) if isinstance(body, dict) and body.get("error") else None
 

@@ -123,7 +123,7 @@ class SemanticClient:
             raise SemanticUnavailable(f"semantic-svc is unreachable at {self.base_url}: {type(e).__name__}") from None
         try:
             payload = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, a number past 4,300 digits, or nested past the stack
             payload = None
         if response.status_code == 404 and path.startswith(("/index/search", "/index/delete", "/index/stats")):
             raise IndexEmpty("the index is empty: fill it with POST /v2/crawl")

@@ -98,6 +98,8 @@ WERKZEUG_403 = ("<!doctype html>\n<html lang=en>\n<title>403 Forbidden</title>\n
         (httpx.Response(200, text="<html>results</html>", headers={"content-type": "text/html"}),
          "non-JSON body (text/html)"),
         (httpx.Response(200, json=[1, 2]), "JSON of type list"),
+        (httpx.Response(200, content=b'{"results": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"), "non-JSON body"),
+        (httpx.Response(200, content=b'{"results": [{"score": ' + b"1" * 100_000 + b"}]}"), "non-JSON body"),
         (httpx.Response(200, json={"answers": []}), "without a results list"),
     ],
 )

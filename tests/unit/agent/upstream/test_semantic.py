@@ -26,6 +26,8 @@ def test_scores_come_back_as_floats() -> None:
         (httpx.Response(200, json={"scores": [0.1]}), "without one score per passage"),
         (httpx.Response(200, json=[1, 2]), "without one score per passage"),
         (httpx.Response(200, text="<html>"), "without one score per passage"),
+        (httpx.Response(200, content=b'{"scores": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"), "without one score"),
+        (httpx.Response(200, content=b'{"scores": [' + b"1" * 100_000 + b", 1]}"), "without one score per passage"),
         (httpx.Response(200, json={"scores": ["x", "y"]}), "without one score per passage"),
         (httpx.Response(503, json={"error": "loading models"}), "HTTP 503: loading models"),
         (httpx.ConnectError("refused"), "unreachable at http://semantic.test"),

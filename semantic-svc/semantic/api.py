@@ -21,7 +21,7 @@ from semantic import metrics
 from semantic.config import Settings, get_settings
 from semantic.errors import BadRequest, ClientGone, SemanticError, StoreInUse, TooLarge
 from semantic.index import indexing
-from semantic.lane.speed import SpeedKind
+from semantic.kinds import SpeedKind
 from semantic.models.embedders import Embedder
 from semantic.runtime import Runtime, check_backends
 

@@ -17,11 +17,10 @@ from pydantic import BaseModel, Field, StrictStr, model_validator
 from wisp_obs import logs
 from wisp_obs.requests import ObservedRequests, id_header
 
-from semantic import metrics
+from semantic import indexing, metrics
 from semantic.config import Settings, get_settings
 from semantic.errors import BadRequest, ClientGone, SemanticError, StoreInUse, TooLarge
-from semantic.index import indexing
-from semantic.lane.speed import SpeedKind
+from semantic.kinds import SpeedKind
 from semantic.models.embedders import Embedder
 from semantic.runtime import Runtime, check_backends
 

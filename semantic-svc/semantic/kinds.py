@@ -17,6 +17,13 @@ PRIORITIES: tuple[Priority, ...] = get_args(Priority)  # the first one waiting i
 # MAX_PENDING jobs were waiting when it came (refused, a 503 at once)
 DropReason = Literal["skipped", "expired", "refused"]
 
+# the models' measured speed (lane/speed.py), by kind of call. rerank: query-passage pairs scored (a
+# cross-encoder's pairs, or the offline reranker's embeddings); embed: texts encoded for /embed, /similarity and
+# the index
+SpeedKind = Literal["rerank", "embed"]
+SPEED_KINDS: tuple[SpeedKind, ...] = get_args(SpeedKind)
+SpeedSource = Literal["unmeasured", "calibration", "measured"]
+
 
 @dataclass(frozen=True)
 class BatchRecord:
@@ -46,3 +53,13 @@ class LaneStats:
     skipped_jobs: int  # dropped because their caller gave up
     expired_jobs: int  # refused after waiting max_wait_s
     recent: list[BatchRecord]
+
+
+@dataclass(frozen=True)
+class Speed:
+    """One kind's speed, as /models, /rerank and /similarity answer it and metrics.py serves it."""
+
+    ms_per_kchar: float
+    ms_per_text: float
+    calls: int  # model calls measured since start, the calibration's not counted
+    source: SpeedSource

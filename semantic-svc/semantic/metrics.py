@@ -11,8 +11,7 @@ from typing import get_args
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 from wisp_obs.requests import RequestInfo
 
-from semantic.kinds import BatchRecord, DropReason, LaneStats
-from semantic.lane.speed import Speed, SpeedKind
+from semantic.kinds import BatchRecord, DropReason, LaneStats, Speed, SpeedKind
 
 disable_created_metrics()  # the *_created series would double every scrape, and no panel reads them
 

@@ -18,14 +18,14 @@ from typing import Any
 
 from semantic.config import Settings
 from semantic.errors import ModelUnavailable, NotReady
-from semantic.index.vector_store import VectorStore
-from semantic.kinds import Priority
+from semantic.kinds import Priority, SpeedKind
 from semantic.lane.batching import ModelLane
 from semantic.lane.embed_cache import EmbeddingCache
-from semantic.lane.speed import SpeedKind, SpeedMeter
+from semantic.lane.speed import SpeedMeter
 from semantic.models.calibration import Calibration, calibrate
 from semantic.models.embedders import EMBEDDERS, Embedder, Encoded, EncodedText, Kind, load_embedder
 from semantic.models.rerankers import RERANKERS, Reranker, load_reranker
+from semantic.store.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 

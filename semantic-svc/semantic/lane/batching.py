@@ -33,9 +33,9 @@ from typing import Any
 
 from semantic import metrics
 from semantic.errors import Busy
-from semantic.kinds import PRIORITIES, BatchRecord, Depth, LaneStats, Priority
+from semantic.kinds import PRIORITIES, BatchRecord, Depth, LaneStats, Priority, SpeedKind
 from semantic.lane.heap import HeapTrimmer
-from semantic.lane.speed import SpeedKind, SpeedMeter
+from semantic.lane.speed import SpeedMeter
 
 # The lane serves text models: an item is a text, or texts read together (a query and a passage).
 Text = str | tuple[str, ...]

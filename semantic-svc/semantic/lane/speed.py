@@ -9,28 +9,14 @@ total characters of the recent calls, the cost a batch of passages will have.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from dataclasses import replace
 
-# rerank: query-passage pairs scored (a cross-encoder's pairs, or the offline reranker's embeddings);
-# embed: texts encoded for /embed, /similarity and the index
-SpeedKind = Literal["rerank", "embed"]
-SPEED_KINDS: tuple[SpeedKind, ...] = get_args(SpeedKind)
-Source = Literal["unmeasured", "calibration", "measured"]
+from semantic.kinds import SPEED_KINDS, Speed, SpeedKind
 
 # about two of hybrid's shortlists (16 chunks of 1,200 and 12 snippets of 250 characters: 28 texts, 22,000
 # characters): quick enough to follow a machine that became busy, slow enough that one odd call does not swing it
 HALF_LIFE_CHARS = 44_000
 HALF_LIFE_TEXTS = 56
-
-
-@dataclass(frozen=True)
-class Speed:
-    ms_per_kchar: float
-    ms_per_text: float
-    calls: int  # model calls measured since start, the calibration's not counted
-    source: Source
-
 
 UNMEASURED = Speed(0.0, 0.0, 0, "unmeasured")
 

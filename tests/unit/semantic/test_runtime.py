@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semantic import indexing
 from semantic.config import Settings
-from semantic.index import indexing
 from semantic.models.embedders import EMBEDDERS, Encoded, Kind
 from semantic.models.rerankers import RERANKERS, BiEncoderHybridReranker, _PairReranker
 from semantic.runtime import Ranked, Runtime, check_backends

@@ -2,7 +2,8 @@
 
 import pytest
 
-from semantic.lane.speed import HALF_LIFE_CHARS, HALF_LIFE_TEXTS, UNMEASURED, Speed, SpeedMeter
+from semantic.kinds import Speed
+from semantic.lane.speed import HALF_LIFE_CHARS, HALF_LIFE_TEXTS, UNMEASURED, SpeedMeter
 
 
 def test_a_kind_is_unmeasured_until_calibrated_or_called() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from semantic.errors import StoreInUse
-from semantic.index.folder_lock import FolderLock
+from semantic.store.folder_lock import FolderLock
 
-HOLD = "import sys; from semantic.index.folder_lock import FolderLock; held = FolderLock(sys.argv[1]); print('held', " \
+HOLD = "import sys; from semantic.store.folder_lock import FolderLock; held = FolderLock(sys.argv[1]); print('held', " \
        "flush=True); sys.stdin.read()"
 
 

@@ -20,8 +20,8 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from semantic.errors import CollectionNotFound, DimensionMismatch
-from semantic.index.folder_lock import FolderLock
 from semantic.kinds import Lexical
+from semantic.store.folder_lock import FolderLock
 
 DENSE, LEXICAL = "dense", "lexical"
 # candidates each side brings to the fusion, per hit asked: a hit one side ranks low can still rise

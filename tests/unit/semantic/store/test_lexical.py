@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from semantic.index.lexical import K1, document_vector, for_new_collections, query_vector
+from semantic.store.lexical import K1, document_vector, for_new_collections, query_vector
 
 
 def test_a_query_weighs_each_distinct_word_once_with_the_documents_indices() -> None:
@@ -16,7 +16,7 @@ def test_a_query_weighs_each_distinct_word_once_with_the_documents_indices() -> 
 
 def test_indices_do_not_change_from_one_process_to_the_next() -> None:
     # Python's str hash is salted per process; an index must outlive the process that wrote it
-    code = "from semantic.index.lexical import query_vector; print(sorted(query_vector('checkpoint')))"
+    code = "from semantic.store.lexical import query_vector; print(sorted(query_vector('checkpoint')))"
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
             for _ in range(2)}
     assert runs == {f"{sorted(query_vector('checkpoint'))}\n"}

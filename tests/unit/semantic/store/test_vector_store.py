@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from semantic.errors import CollectionNotFound, DimensionMismatch, StoreInUse
-from semantic.index.lexical import document_vector, query_vector
-from semantic.index.vector_store import StoredChunk, VectorStore, point_id
+from semantic.store.lexical import document_vector, query_vector
+from semantic.store.vector_store import StoredChunk, VectorStore, point_id
 
 
 def chunk(url: str, index: int, vector: list[float], host: str = "a.org", sparse=None) -> StoredChunk:

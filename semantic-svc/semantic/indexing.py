@@ -1,7 +1,7 @@
 """The vector index stage: documents → chunks → embeddings → Qdrant, and queries → nearest chunks.
 
 Upserts are idempotent by URL and content hash: an unchanged document is skipped, a changed one replaces
-all its chunks. A chunk's lexical (sparse) vector is of the kind its collection holds (`lexical.py`): the
+all its chunks. A chunk's lexical (sparse) vector is of the kind its collection holds (`store/lexical.py`): the
 embedder's, or BM25's, computed here for the chunk and the query alike. Chunks are embedded as the model lane's
 background work: a crawl indexes in the gaps between searches.
 """
@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 from wisp_text.chunking import chunk_text
 
-from semantic.index import lexical
-from semantic.index.vector_store import StoredChunk
 from semantic.kinds import Lexical
 from semantic.models.embedders import Encoded, Kind
 from semantic.runtime import Runtime
+from semantic.store import lexical
+from semantic.store.vector_store import StoredChunk
 
 
 @dataclass

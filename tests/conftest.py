@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from offline_web.redis_server import RedisServer
+from tests.network import index_unreachable
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -115,3 +116,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in Path(item.path).parts:
             item.add_marker(pytest.mark.integration)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("network") and (why := index_unreachable()):
+        pytest.skip(why)

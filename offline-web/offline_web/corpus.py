@@ -1,8 +1,13 @@
 """Download Debian documentation packages and unpack them into a reusable cache, never installing them.
 
 `apt-get install` of these packages has side effects (nodejs-doc removes Node.js, python3.11-doc upgrades
-Python), so each .deb is fetched with `apt-get download` and unpacked with `dpkg-deb -x`. An unpacked
-package is reused while its version is still the one apt offers; a Debian update replaces it.
+Python), so each .deb is fetched with `apt-get download` and unpacked with `dpkg-deb -x`.
+
+A sites file pins each package's version (its fifth column): the judgments of the evaluation and the tests were
+made on those pages, which a Debian update renames and rewrites. A pinned package is downloaded at exactly that
+version (`apt-get download package=version`), or taken from the .deb already in the cache's debs folder; when
+the archive no longer has it, the build stops, naming the package and the version. An unpinned package follows
+apt: reused while its version is the one apt offers, replaced after a Debian update.
 """
 
 from __future__ import annotations
@@ -50,26 +55,52 @@ def cached_version(cache: Path, package: str) -> str | None:
 
 
 def ensure_packages(sites: list[Site], cache: Path | None = None) -> dict[str, str]:
-    """Make every package of `sites` present, at apt's candidate version; return {package: version}."""
+    """Make every package of `sites` present, at its pinned version, else at apt's candidate version; return
+    {package: version}. Raises RuntimeError naming a pinned version that can be had neither here nor from apt."""
     cache = cache or cache_dir()
+    debs = cache / "debs"
     packages = sorted({s.package for s in sites})
-    candidates = candidate_versions(packages)
+    pins = pinned_versions(sites)
+    wanted = {**candidate_versions([p for p in packages if p not in pins]), **pins}
     stale = [p for p in packages if cached_version(cache, p) is None
-             or (candidates.get(p) and cached_version(cache, p) != candidates[p])]
+             or (wanted.get(p) and cached_version(cache, p) != wanted[p])]
     if stale:
-        _download(stale, cache / "debs")
+        missing = [p for p in stale if p not in pins or _deb_of(debs, p, pins[p]) is None]
+        if missing:
+            _download([f"{p}={pins[p]}" if p in pins else p for p in missing], debs)
         for package in stale:
+            deb = _deb_of(debs, package, pins.get(package))
+            if deb is None:
+                raise RuntimeError(f"no .deb of {package} {pins.get(package) or ''} in {debs} after apt-get download")
             shutil.rmtree(package_dir(cache, package), ignore_errors=True)
-            _extract(_deb_of(cache / "debs", package), package_dir(cache, package))
+            _extract(deb, package_dir(cache, package))
             for site in (s for s in sites if s.package == package):
                 prune(site, site_dir(cache, site))
     return {p: cached_version(cache, p) or "" for p in packages}
 
 
+def pinned_versions(sites: list[Site]) -> dict[str, str]:
+    """{package: version} of the packages a site pins; two sites of one package must not disagree."""
+    pins: dict[str, str] = {}
+    for site in sites:
+        if site.version and pins.setdefault(site.package, site.version) != site.version:
+            raise ValueError(f"{site.package} is pinned at both {pins[site.package]} and {site.version}")
+    return pins
+
+
 def candidate_versions(packages: list[str]) -> dict[str, str]:
     """The version apt would download now, per package; empty when apt knows none (no package lists)."""
+    if not packages:
+        return {}
     result = subprocess.run(["apt-cache", "policy", *packages], capture_output=True, text=True)
     return {name: version for name, version in _CANDIDATE.findall(result.stdout) if version != "(none)"}
+
+
+def archive_versions(package: str) -> list[str]:
+    """The versions of `package` the archive apt reads offers now (`apt-cache madison`), newest first."""
+    result = subprocess.run(["apt-cache", "madison", package], capture_output=True, text=True)
+    return [fields[1] for line in result.stdout.splitlines()
+            if len(fields := [f.strip() for f in line.split("|")]) >= 3 and fields[0] == package]
 
 
 def prune(site: Site, root: Path) -> int:
@@ -90,25 +121,45 @@ def prune(site: Site, root: Path) -> int:
     return removed
 
 
-def _download(packages: list[str], debs: Path) -> None:
+def _download(specs: list[str], debs: Path) -> None:
+    """`apt-get download` of `specs` (package or package=version) into `debs`, refreshing apt's lists once if it
+    fails; a pinned version the archive no longer offers is named in the error."""
     debs.mkdir(parents=True, exist_ok=True)
-    command = ["apt-get", "download", *packages]
+    command = ["apt-get", "download", *specs]
     if subprocess.run(command, cwd=debs, capture_output=True).returncode == 0:
         return
     log.info("apt-get download failed; refreshing the package lists once and retrying")
     subprocess.run(["apt-get", "update", "-qq"], check=True, capture_output=True)
     result = subprocess.run(command, cwd=debs, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"apt-get download {' '.join(packages)} failed: {result.stderr.strip()}")
+    if result.returncode == 0:
+        return
+    gone = [(package, version, offered) for package, _, version in (spec.partition("=") for spec in specs)
+            if version and version not in (offered := archive_versions(package))]
+    if gone:
+        raise RuntimeError("".join(
+            f"{package} {version} is no longer in the Debian archive apt reads (it offers "
+            f"{', '.join(offered) or 'no version'}). " for package, version, offered in gone)
+            + f"The offline web's pages and the judgments made on them are those of the pinned versions: put each "
+            f"pinned .deb in {debs} (snapshot.debian.org keeps every version), or check the judgments against a "
+            "version the archive has (python -m wisp_eval check) and change the pin in the sites file.")
+    raise RuntimeError(f"apt-get download {' '.join(specs)} failed: {result.stderr.strip()}")
 
 
-def _deb_of(debs: Path, package: str) -> Path:
-    candidates = sorted(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
-    if not candidates:
-        raise RuntimeError(f"no .deb for {package} in {debs}")
-    for stale in candidates[:-1]:
-        stale.unlink()  # keep exactly the version in use
-    return candidates[-1]
+def _deb_of(debs: Path, package: str, version: str | None = None) -> Path | None:
+    """The .deb of `package` to unpack: the one of `version` (None when there is none), else the newest
+    downloaded. The others of the package are deleted: the folder keeps exactly the version in use."""
+    found = sorted(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
+    chosen = next((deb for deb in found if _deb_version(deb) == version), None) if version else \
+        (found[-1] if found else None)
+    for stale in found:
+        if chosen is not None and stale != chosen:
+            stale.unlink()
+    return chosen
+
+
+def _deb_version(deb: Path) -> str:
+    return subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], check=True, capture_output=True,
+                          text=True).stdout.strip()
 
 
 def _extract(deb: Path, target: Path) -> None:
@@ -117,8 +168,5 @@ def _extract(deb: Path, target: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
-    version = subprocess.run(
-        ["dpkg-deb", "-f", str(deb), "Version"], check=True, capture_output=True, text=True
-    ).stdout.strip()
-    (tmp / ".version").write_text(version + "\n")
+    (tmp / ".version").write_text(_deb_version(deb) + "\n")
     tmp.rename(target)

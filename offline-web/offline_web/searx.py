@@ -24,7 +24,8 @@ _YAML_TO_JSON = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[
 
 
 def engines(web_url: str) -> list[dict]:
-    """The engine pool: one per Firecrawl source and category the tests use, plus a slow and a failing one.
+    """The engine pool: one per Firecrawl source and category the tests use, plus a slow and a failing one, and a
+    patient pool whose stuck engine waits 20 s: only a request's own timeout ends a search of it early.
 
     The general engine is the stock json_engine and the science engine the stock xpath engine (which
     ignores `site:` like many real engines); news, images and it use the custom module.
@@ -58,6 +59,10 @@ def engines(web_url: str) -> list[dict]:
          **json_engine, "timeout": 1.0},
         {"name": "localerror", "shortcut": "lerr", "categories": "flaky,broken",
          "search_url": f"{web_url}/_test/status/500?q={{query}}", **json_engine, "timeout": 1.0},
+        {"name": "localquick", "shortcut": "lq", "categories": "patient", "paging": True,
+         "search_url": f"{web_url}/search?q={{query}}&format=json&pageno={{pageno}}", **json_engine},
+        {"name": "localstuck", "shortcut": "lstuck", "categories": "patient",
+         "search_url": f"{web_url}/search?q={{query}}&format=json&delay_ms=40000", **json_engine, "timeout": 20.0},
     ]
 
 

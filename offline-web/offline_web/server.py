@@ -5,7 +5,8 @@ Every host contains a dot, so a first path segment without one is a service rout
 routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/status/<code>,
 /_test/redirect?to=URL,
 /_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, /_test/tiny?kb=N (tiny paragraphs),
-/_test/bomb?mb=N (a gzip bomb), and /_test/log (the requests seen).
+/_test/bomb?mb=N (a gzip bomb), /_test/together?n=N&group=G (answers once N requests of group G are waiting
+together: fetches that were not in flight at once never get their page), and /_test/log (the requests seen).
 PDFs (debian-reference ships one) are served as application/pdf.
 
 For crawlers: /robots.txt is `robots_txt` when one is given (else 404, as for most documentation hosts), and
@@ -48,6 +49,8 @@ class OfflineWeb:
         self.requests: deque[dict] = deque(maxlen=2000)
         self.page_delay_ms = 0.0  # how long every page of a site takes to answer, as a real site's would
         self.stopping = threading.Event()
+        self.gathered: dict[str, int] = {}  # requests of each group of /_test/together seen so far
+        self.gathering = threading.Condition()
         self._httpd = _QuietServer(("127.0.0.1", port), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.web = self  # type: ignore[attr-defined]
@@ -71,6 +74,8 @@ class OfflineWeb:
 
     def stop(self) -> None:
         self.stopping.set()
+        with self.gathering:
+            self.gathering.notify_all()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -192,10 +197,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, _tiny_paragraphs(int(query.get("kb", 5120))), "text/html; charset=utf-8")
         elif parts[1:] == ["bomb"]:
             self._send(200, _gzip_bomb(int(query.get("mb", 200))), "text/html; charset=utf-8", encoding="gzip")
+        elif parts[1:] == ["together"]:
+            self._together(query.get("group", ""), int(query.get("n", 2)))
         elif parts[1:] == ["log"]:
             self._send(200, json.dumps(list(self.web.requests)).encode(), "application/json")
         else:
             self._not_found()
+
+    def _together(self, group: str, n: int) -> None:
+        web = self.web
+        with web.gathering:
+            web.gathered[group] = web.gathered.get(group, 0) + 1
+            web.gathering.notify_all()
+            web.gathering.wait_for(lambda: web.gathered[group] >= n or web.stopping.is_set(), _MAX_DELAY_S)
+        page = f"<html><head><title>Together</title></head><body><p>{n} requests of {group} together.</p></body></html>"
+        self._send(200, page.encode(), "text/html; charset=utf-8")
 
     def _page(self, path: str, query: dict[str, str]) -> None:
         found = match_site(self.web.sites, path)

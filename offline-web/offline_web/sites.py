@@ -1,4 +1,5 @@
-"""The package → host/path mapping of the offline web (the `sites.tsv` format of the reference)."""
+"""The package → host/path mapping of the offline web (the `sites.tsv` format of the reference), and the Debian
+version of each package the corpus is built from (a fifth column of ours: the judgments hold for that version)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class Site:
     root: str  # directory inside the extracted package that becomes the site root
     prefix: str  # host plus path, no scheme, e.g. "docs.python.org/3"
     include: re.Pattern[str] | None  # matched against a page's path relative to the site root
+    version: str | None = None  # the package's version to download; None: whatever apt offers now
 
     @property
     def host(self) -> str:
@@ -25,7 +27,8 @@ class Site:
 
 
 def load_sites(path: Path) -> list[Site]:
-    """Read a sites file: tab-separated package, root, prefix and an optional include regex."""
+    """Read a sites file: tab-separated package, root, prefix, then an optional include regex and an optional
+    package version (an empty include field before a version: none)."""
     sites = []
     for line_no, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.startswith("#"):
@@ -35,7 +38,9 @@ def load_sites(path: Path) -> list[Site]:
             raise ValueError(f"{path}:{line_no}: expected at least 3 tab-separated fields")
         package, root, prefix = (f.strip() for f in fields[:3])
         include = fields[3].strip() if len(fields) > 3 else ""
-        sites.append(Site(package, root.strip("/"), prefix.strip("/"), re.compile(include) if include else None))
+        version = fields[4].strip() if len(fields) > 4 else ""
+        sites.append(Site(package, root.strip("/"), prefix.strip("/"), re.compile(include) if include else None,
+                          version or None))
     return sites
 
 

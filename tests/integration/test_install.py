@@ -2,7 +2,8 @@
 pip that `python -m venv` ships (23.2 on Python 3.11.7), then agent-svc imported and started.
 
 The command is read from the README, so the test and the documentation cannot drift apart. pip's own cache
-(~/.cache/pip, shared with `make install`) keeps a warm machine fast.
+(~/.cache/pip, shared with `make install`) keeps a warm machine fast, but pip still asks the package index for
+every requirement: the install is marked `network`, and skipped, saying so, on a machine that cannot reach it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def test_readme_has_one_install_line_per_service() -> None:
     assert readme_install_command("semantic-svc")[2:] == ["-e", "wisp-text", "-e", "wisp-obs", "-e", "semantic-svc"]
 
 
+@pytest.mark.network
 def test_the_readme_install_of_agent_svc_works_in_a_fresh_venv(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     # Python's own venv module, from the interpreter this venv was made from, with the pip it bundles

@@ -1,12 +1,12 @@
 """The limits against a real agent-svc: the per-minute limit per key, and the cap on costly requests in flight
-(one held by a semantic-svc that never answers), streamed ones and a client that hangs up included."""
+(one held by a semantic-svc that answers only when the test lets it), streamed ones and a client that hangs up
+included. Nothing here waits on a clock: a held search ends when the test releases it, the others at once."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,13 +20,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import agent_service
+from tests.waiting import until_sync
 
 RATE_KEY, RATE_OTHER = "wisp-rate-key-Aq1Ws2Ed3Rf4Tg5", "wisp-rate-key-Yh6Uj7Ik8Ol9Pz0"
 MCP_KEY = "wisp-rate-key-Mc1Pp2Ss3Ee4Rr5"
 CAP_KEY, CAP_OTHER = "wisp-cap-key-Xc1Vb2Nm3Lk4Jh5", "wisp-cap-key-Gf6Ds7Ap8Qw9Er0"
 RANKED = {"query": "sqlite wal checkpoint", "limit": 2, "retrieval_mode": "semantic"}
-QUICK = {**RANKED, "timeout": 1000}  # ranked searches that give up on semantic-svc after 1 s, 3 s
-HELD = {**RANKED, "timeout": 3000}
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +36,15 @@ def limited(stack: OfflineStack, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 class Silent:
-    """A semantic-svc that takes each request and never answers: a ranked search waits on it to its deadline."""
+    """A semantic-svc that, while `holding`, takes each request and never answers: a ranked search waits on it
+    until `release` (its deadline, a minute, is never what ends it). Not holding, it hangs up on each request at
+    once, and a ranked search goes on without it, admitted and answered at once."""
 
     def __init__(self) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
         self.requests = threading.Semaphore(0)
+        self.holding = True
         self.connections: list[socket.socket] = []
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -52,18 +54,31 @@ class Silent:
                 connection, _ = self.server.accept()
             except OSError:
                 return
+            if not self.holding:
+                connection.close()
+                continue
             self.connections.append(connection)
             self.requests.release()
 
-    def forget(self) -> None:
-        """Forget the requests seen so far, so that the next `requests.acquire` waits for a new one."""
+    def hold(self) -> None:
+        """Hold the next requests, and forget those seen so far: the next `requests.acquire` waits for a new one."""
         while self.requests.acquire(blocking=False):
             pass
+        self.holding = True
+
+    def held(self) -> None:
+        """Once a request is held: hang up on the next ones at once."""
+        assert self.requests.acquire(timeout=20), "the ranked search never reached semantic-svc"
+        self.holding = False
+
+    def release(self) -> None:
+        """Hang up on the requests held: their searches go on without semantic-svc."""
+        while self.connections:
+            self.connections.pop().close()
 
     def close(self) -> None:
         self.server.close()
-        for connection in self.connections:
-            connection.close()
+        self.release()
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +90,10 @@ def silent() -> Iterator[Silent]:
 
 @pytest.fixture(scope="module")
 def capped(stack: OfflineStack, silent: Silent, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # a minute to every ranked search: a held one ends when the test releases it, long before its deadline
     with agent_service(stack.searx.url, tmp_path_factory.mktemp("cap"), "agent-cap",
-                       API_KEYS=f"{CAP_KEY},{CAP_OTHER}", RANKED_CONCURRENCY_PER_KEY="1",
-                       SEMANTIC_SVC_URL=silent.url, FETCH_ALLOW_HOSTS="127.0.0.1", PIPELINE_DEADLINE_S="10") as agent:
+                       API_KEYS=f"{CAP_KEY},{CAP_OTHER}", RANKED_CONCURRENCY_PER_KEY="1", SEMANTIC_SVC_URL=silent.url,
+                       FETCH_ALLOW_HOSTS="127.0.0.1", PIPELINE_DEADLINE_S="60", SEMANTIC_TIMEOUT_S="60") as agent:
         yield agent.url
 
 
@@ -126,11 +142,11 @@ def admitted(response: httpx.Response) -> bool:
 
 
 def hold_ranked(capped: str, silent: Silent, key: str = CAP_KEY) -> tuple[ThreadPoolExecutor, object]:
-    """A ranked search of `key` in flight (waiting on the silent semantic-svc), and the pool running it."""
-    silent.forget()
+    """A ranked search of `key` in flight (held by the silent semantic-svc), and the pool running it."""
+    silent.hold()
     pool = ThreadPoolExecutor(1)
-    held = pool.submit(post, capped, key, HELD)
-    assert silent.requests.acquire(timeout=20), "the ranked search never reached semantic-svc"
+    held = pool.submit(post, capped, key, RANKED)
+    silent.held()
     return pool, held
 
 
@@ -144,30 +160,39 @@ def test_a_second_costly_request_of_a_key_is_a_429_while_one_runs(capped: str, s
     assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v2/similar").status_code == 429
     assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v2/scrape").status_code == 429
     assert post(capped, CAP_KEY, {"url": "http://127.0.0.1:1/"}, "/v1/scrape").status_code == 429
-    assert admitted(post(capped, CAP_OTHER, QUICK))  # another key's slot is its own
-    done = held.result(timeout=30)
+    assert admitted(post(capped, CAP_OTHER, RANKED))  # another key's slot is its own
+    silent.release()
+    done = held.result(timeout=60)
     pool.shutdown()
     assert admitted(done)
-    assert admitted(post(capped, CAP_KEY, QUICK))  # the slot is free again
+    assert admitted(post(capped, CAP_KEY, RANKED))  # the slot is free again
 
 
 def test_a_streamed_search_holds_its_slot_until_the_stream_ends_or_the_client_leaves(capped: str,
                                                                                    silent: Silent) -> None:
     headers = {"Authorization": f"Bearer {CAP_KEY}"}
-    with httpx.Client(base_url=capped, headers=headers, timeout=30) as client:
-        with client.stream("POST", "/v2/search", json={**HELD, "stream": True}) as stream:
+    with httpx.Client(base_url=capped, headers=headers, timeout=60) as client:
+        silent.hold()
+        with client.stream("POST", "/v2/search", json={**RANKED, "stream": True}) as stream:
             assert stream.status_code == 200
-            assert silent.requests.acquire(timeout=20)
+            silent.held()
             refused = client.post("/v2/search", json={**RANKED, "stream": True})
             assert refused.status_code == 429 and refused.headers["content-type"] == "application/json"
+            silent.release()
             assert "event: done" in stream.read().decode()
-        assert admitted(client.post("/v2/search", json=QUICK))  # freed
-    silent.forget()
-    with httpx.Client(base_url=capped, headers=headers, timeout=30) as leaving, \
+        assert admitted(client.post("/v2/search", json=RANKED))  # freed
+    silent.hold()
+    with httpx.Client(base_url=capped, headers=headers, timeout=60) as leaving, \
             leaving.stream("POST", "/v2/search", json={**RANKED, "stream": True}):
-        assert silent.requests.acquire(timeout=20)
-    # the client hung up mid-search: agent-svc cancels it and frees the slot, long before its 10 s deadline
-    deadline = time.monotonic() + 2
-    while (answer := post(capped, CAP_KEY, QUICK)).status_code == 429:
-        assert time.monotonic() < deadline, "the slot of a client that left was not freed"
-    assert admitted(answer)
+        silent.held()
+    # the client hung up mid-search, held by semantic-svc a minute from its deadline: only agent-svc cancelling it
+    # frees the slot, which the test waits for (30 s at most, only to stop a hang)
+    answers: list[httpx.Response] = []
+
+    def freed() -> bool:
+        answers.append(post(capped, CAP_KEY, RANKED))
+        return answers[-1].status_code != 429
+
+    until_sync(freed, "the slot of a client that left freed")
+    assert admitted(answers[-1])
+    silent.release()

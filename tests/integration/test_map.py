@@ -74,11 +74,11 @@ def test_langchains_firecrawl_loader_in_map_mode(fetching_agent: str, site: str,
 
 def test_the_timeout_returns_what_had_arrived_with_a_warning(fetching_agent: str, site: str, listed: list[str]) -> None:
     started = time.monotonic()
-    body = httpx.post(fetching_agent + "/v2/map", json={"url": site + "?delay_ms=4000", "timeout": 1500},
-                      timeout=10).json()
-    assert time.monotonic() - started < 3.9  # before the slow page answered: the deadline, not the page, ended it
+    body = httpx.post(fetching_agent + "/v2/map", json={"url": site + "?delay_ms=40000", "timeout": 1500},
+                      timeout=60).json()
+    assert time.monotonic() - started < 20  # long before the slow page answered: the deadline, not the page, ended it
     assert body["success"] and set(listed) <= {link["url"] for link in body["links"]}
-    assert f"ran out before {site}?delay_ms=4000 answered" in body["warning"]
+    assert f"ran out before {site}?delay_ms=40000 answered" in body["warning"]
 
 
 def test_the_ssrf_guard_holds_for_every_fetch(agent_url: str, site: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from urllib.parse import unquote_plus, urlsplit
 
 import httpx
@@ -162,10 +161,11 @@ def test_a_failed_source_degrades_to_an_empty_bucket(agent: httpx.Client) -> Non
 
 
 def test_request_timeout_bounds_the_wait_for_slow_engines(agent: httpx.Client) -> None:
-    started = time.monotonic()
-    body = v2(agent, query="git rebase", categories=["flaky"], timeout=600, limit=2)
-    assert time.monotonic() - started < 0.95  # the slow engine alone would hold searx for its 1 s timeout
-    assert body["data"]["web"] and "localslow (timeout)" in body["warning"]
+    # the patient pool's stuck engine would hold searx for its 20 s timeout, past agent-svc's own wait for searx
+    # (the request's 3 s and a little): an answer at all, with the quick engine's results and the stuck engine
+    # named, shows the request's timeout reached searx and cut its wait, however long the machine took
+    body = v2(agent, query="git rebase", categories=["patient"], timeout=3000, limit=2)
+    assert body["data"]["web"] and "localstuck (timeout)" in body["warning"]
 
 
 def test_v1_is_a_flat_list_of_web_results(agent: httpx.Client) -> None:

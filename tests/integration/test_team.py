@@ -18,6 +18,7 @@ from firecrawl.v2.utils.error_handler import UnauthorizedError
 from offline_web.stack import OfflineStack
 from tests.integration.conftest import agent_service
 from tests.integration.test_sdk_js import call_js
+from tests.waiting import until_sync
 
 KEY = "wisp-team-key-Vb7Nq2Lx9Tz4Rk6Ps"
 OTHER = "wisp-other-key-Ha3Dm8Wc1Fy5Gj0Ue"
@@ -78,25 +79,24 @@ def test_firecrawl_py_async_and_v1_parse_usage(team_agent: str) -> None:
 
 def test_concurrency_counts_the_keys_requests_in_flight(team_agent: str) -> None:
     app = Firecrawl(api_url=team_agent, api_key=KEY)
-    with socket.socket() as silent:  # a page that never answers keeps one scrape in flight until its timeout
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(8)
-        hanging = threading.Thread(target=lambda: httpx.post(
-            f"{team_agent}/v2/scrape", json={"url": f"http://127.0.0.1:{silent.getsockname()[1]}/", "timeout": 4000},
-            headers={"Authorization": f"Bearer {KEY}"}, timeout=30))
-        hanging.start()
-        try:
-            deadline = time.monotonic() + 3
-            while (check := app.get_concurrency()).concurrency == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            queue = app.v2.get_queue_status()
-            others = Firecrawl(api_url=team_agent, api_key=OTHER).get_concurrency()
-        finally:
-            hanging.join()
+    # a page that never answers keeps one scrape in flight (its timeout is a minute) until the test closes it
+    silent = socket.create_server(("127.0.0.1", 0))
+    hanging = threading.Thread(target=lambda: httpx.post(
+        f"{team_agent}/v2/scrape", json={"url": f"http://127.0.0.1:{silent.getsockname()[1]}/", "timeout": 60_000},
+        headers={"Authorization": f"Bearer {KEY}"}, timeout=120))
+    hanging.start()
+    try:
+        until_sync(lambda: app.get_concurrency().concurrency > 0, "the hanging scrape counted")
+        check = app.get_concurrency()
+        queue = app.v2.get_queue_status()
+        others = Firecrawl(api_url=team_agent, api_key=OTHER).get_concurrency()
+    finally:
+        silent.close()  # the connection waiting in its backlog is reset: the scrape ends at once
+        hanging.join()
     assert (check.concurrency, check.max_concurrency) == (1, CAP)
     assert (queue.active_jobs_in_queue, queue.waiting_jobs_in_queue, queue.max_concurrency) == (1, 0, CAP)
     assert others.concurrency == 0
-    assert app.get_concurrency().concurrency == 0
+    until_sync(lambda: app.get_concurrency().concurrency == 0, "the scrape's slot freed once it ended")
 
 
 def test_firecrawl_js_parses_usage_through_both_clients(team_agent: str) -> None:

@@ -197,8 +197,9 @@ class SharedCap:
         return release_or_let_lease_end
 
 
-def shared_limits(settings: Settings) -> Limits:
-    """The limits of `settings`, counted in the Redis of REDIS_URL, each falling back to the process's own."""
+def shared_limits(settings: Settings, clock: Clock = time.monotonic) -> Limits:
+    """The limits of `settings`, counted in the Redis of REDIS_URL, each falling back to the process's own;
+    `clock` times how long a Redis that failed is left alone."""
     local = process_limits(settings)
     if local.per_minute is None and local.costly is None:
         return local  # nothing to count: no connection to make
@@ -209,7 +210,7 @@ def shared_limits(settings: Settings) -> Limits:
     pool = ConnectionPool.from_url(settings.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                    retry=retry)
     redis = Redis(connection_pool=pool)
-    guard = RedisGuard(redis, pool, _where(settings.redis_url))
+    guard = RedisGuard(redis, pool, _where(settings.redis_url), clock=clock)
     per_minute = costly = None
     if local.per_minute is not None:
         # the pool, made from REDIS_URL, is what connects: the URI only names the client library's family

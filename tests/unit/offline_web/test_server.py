@@ -1,4 +1,5 @@
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -60,6 +61,16 @@ def test_gzip_on_demand_and_precompressed_files(web) -> None:
     assert compressed.headers["content-encoding"] == "gzip" and compressed.text == raw.text
     changelog = httpx.get(f"{web.url}/www.alpha.org/changelog.html")
     assert changelog.headers["content-encoding"] == "gzip" and "Changelog" in changelog.text
+
+
+def test_together_answers_once_its_whole_group_is_waiting(web) -> None:
+    url = f"{web.url}/_test/together"
+    with ThreadPoolExecutor(2) as pool:
+        pair = [pool.submit(httpx.get, url, params={"n": "2", "group": "pair", "i": str(i)}, timeout=30)
+                for i in range(2)]
+        assert [answer.result().status_code for answer in pair] == [200, 200]
+    with pytest.raises(httpx.ReadTimeout):  # one of a group of two never gets its page alone
+        httpx.get(url, params={"n": "2", "group": "alone"}, timeout=0.5)
 
 
 def test_redirect_route(web) -> None:

@@ -34,8 +34,10 @@ def test_a_page_still_extracting_at_the_deadline_gets_an_error_and_the_request_g
     async def main():
         services = replaced(FakeSearxng(total=1).services(pages={URL: PAGE}), cpu_pool=StuckPool())
         ctx = services.context(30)
-        pages = await asyncio.wait_for(  # without the deadline's bound this would wait forever
-            ctx.load_pages([URL], Extraction(chunk_chars=1200), time.monotonic() + 0.2), timeout=5)
+        # the deadline leaves the in-memory fetch ample time, however loaded the machine, to hand the page to the
+        # extraction that never ends; without the deadline's bound this would wait forever
+        pages = await asyncio.wait_for(
+            ctx.load_pages([URL], Extraction(chunk_chars=1200), time.monotonic() + 1.0), timeout=30)
         return services.cpu_pool, pages[URL]
 
     pool, page = asyncio.run(main())

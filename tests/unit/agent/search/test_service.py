@@ -57,8 +57,8 @@ def test_settings_are_checked_against_the_registries_where_the_app_is_made() -> 
 def test_the_requests_timeout_is_a_408_not_a_hang() -> None:
     started = time.monotonic()
     with pytest.raises(SearchTimeout, match="within the request's timeout of 300 ms"):
-        run(FakeSearxng(delay_s=3), timeout_ms=300)
-    assert time.monotonic() - started < 2
+        run(FakeSearxng(delay_s=60), timeout_ms=300)
+    assert time.monotonic() - started < 30  # the timeout ended it, long before SearXNG would have answered
 
 
 def test_searxng_is_told_the_time_left() -> None:

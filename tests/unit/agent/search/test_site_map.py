@@ -231,8 +231,8 @@ def test_the_limit_cuts_after_ordering() -> None:
 
 def test_the_deadline_returns_what_had_arrived_and_names_what_had_not() -> None:
     started = time.monotonic()
-    site_map = mapped(searx=Searx(HITS, delay_s=5.0), timeout_s=1.0)
-    assert time.monotonic() - started < 4.5  # before SearXNG answered: the deadline, not SearXNG, ended it
+    site_map = mapped(searx=Searx(HITS, delay_s=60.0), timeout_s=1.0)
+    assert time.monotonic() - started < 30  # long before SearXNG answered: the deadline, not SearXNG, ended it
     assert SEED in urls(site_map) and "https://docs.test/guide/backup.html" not in urls(site_map)
     [warning] = site_map.warnings
     assert warning.startswith("the map's timeout of 1 s ran out before SearXNG answered")

@@ -12,6 +12,9 @@ from saq import Status
 from agent.config import Settings
 from agent.upstream.task_queue import TaskQueue, shared_state
 from offline_web.redis_server import RedisServer
+from tests.waiting import until
+
+LEASE_S = 2.0  # renewed every third of it: a renewal may come 1.3 s late before the lease lapses
 
 
 async def fresh(redis_server: RedisServer, lease_s: float = 2.0) -> TaskQueue:
@@ -32,13 +35,12 @@ def test_a_key_is_queued_once_while_its_task_waits_or_runs(redis_server: RedisSe
         assert await tasks.enqueue("work", "a", page="a")
         assert not await tasks.enqueue("work", "a", page="a")
         await tasks.start(concurrency=2)
-        while not ran:
-            await asyncio.sleep(0.05)
+        await until(lambda: ran, "the task started")
         assert not await tasks.enqueue("work", "a", page="a")  # running
         gate.set()
-        await asyncio.sleep(0.3)
-        assert await tasks.enqueue("work", "a", page="a")  # a finished task is forgotten
-        await asyncio.sleep(0.3)
+        # a finished task is forgotten: its key is queued again, and the task runs again
+        await until(lambda: tasks.enqueue("work", "a", page="a"), "the finished task's key queued again")
+        await until(lambda: len(ran) == 2, "the task queued again ran")
         await tasks.close()
         await tasks.queue.disconnect()
         return ran
@@ -47,25 +49,32 @@ def test_a_key_is_queued_once_while_its_task_waits_or_runs(redis_server: RedisSe
 
 
 def test_a_running_task_keeps_its_lease_past_it(redis_server: RedisServer) -> None:
-    async def main() -> tuple[int, float]:
-        tasks, starts = await fresh(redis_server, lease_s=1.0), []
+    async def main() -> tuple[int, list[str], Status]:
+        tasks, starts, ended = await fresh(redis_server, lease_s=LEASE_S), [], []
+        done = asyncio.Event()
 
         async def slow() -> None:
-            starts.append(time.monotonic())
-            await asyncio.sleep(3.5)
+            starts.append(time.time())  # saq's clock, which judges a lease
+            await done.wait()
+            ended.append(True)
         tasks.register("slow", slow)
         await tasks.enqueue("slow", "s")
-        await tasks.start(concurrency=1)
-        began = time.monotonic()
-        while time.monotonic() - began < 4.5:
-            await tasks.queue.sweep(lock=1)
-            await asyncio.sleep(0.5)
+        await tasks.start(concurrency=2)  # a free worker would run the task again at once if it were handed over
+        await until(lambda: starts, "the task started")
+        handed: list[str] = []
+        while time.time() - starts[0] <= 2 * LEASE_S:  # sweeps (the worker's own too) all along two leases
+            handed += await tasks.queue.sweep(lock=1)
+            await asyncio.sleep(0.25)
+        job = await tasks.queue.job("slow:s")  # past its first lease: renewed, still active, not lapsed
+        status = Status.QUEUED if job.stuck else job.status
+        done.set()
+        await until(lambda: ended, "the task ended")
         await tasks.close()
         await tasks.queue.disconnect()
-        return len(starts), time.monotonic() - starts[0]
+        return len(starts), handed, status
 
-    started, _ = asyncio.run(main())
-    assert started == 1  # three times its lease, renewed: never handed over
+    started, handed, status = asyncio.run(main())
+    assert started == 1 and handed == [] and status == Status.ACTIVE  # twice its lease, renewed: never handed over
 
 
 def test_a_task_whose_lease_lapses_is_handed_over(redis_server: RedisServer) -> None:

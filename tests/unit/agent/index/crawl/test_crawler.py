@@ -232,14 +232,14 @@ def test_each_failure_is_its_pages_own_with_a_firecrawl_code(store: JobStore) ->
 
 def test_a_page_past_its_extraction_timeout_is_cancelled_and_frees_its_slot(store: JobStore) -> None:
     class SlowFirstPool(InlinePool):
-        """The first extraction would take 10 s, far past the page timeout."""
+        """The first extraction would take 60 s, far past the page timeout."""
 
         def __init__(self) -> None:
             self.cancelled: list[str] = []
 
         async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
             try:
-                await asyncio.sleep(10 if args[0].url == SEED else 0.0)
+                await asyncio.sleep(60 if args[0].url == SEED else 0.0)
             except asyncio.CancelledError:  # the real pool kills the worker here
                 self.cancelled.append(args[0].url)
                 raise
@@ -247,20 +247,22 @@ def test_a_page_past_its_extraction_timeout_is_cancelled_and_frees_its_slot(stor
 
     pool = SlowFirstPool()
     started = time.monotonic()
-    crawl(store, pool=pool, settings={"crawl_page_timeout_s": 0.05}, seeds=(SEED, URL("a.html")), sitemap="skip",
+    crawl(store, pool=pool, settings={"crawl_page_timeout_s": 1.0}, seeds=(SEED, URL("a.html")), sitemap="skip",
           max_depth=0)
-    assert pool.cancelled == [SEED] and time.monotonic() - started < 5
+    assert pool.cancelled == [SEED] and time.monotonic() - started < 30
     assert done(store) == {URL("a.html")}  # and waiting for a slot did not count as its extraction time
 
 
 def test_waiting_for_an_extraction_slot_is_not_extraction_time(store: JobStore) -> None:
     class SteadyPool(InlinePool):
         async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-            await asyncio.sleep(0.02)  # each extraction well within the timeout, five of them well past it
+            await asyncio.sleep(0.3)  # each extraction well within the timeout, five of them well past it
             return await super().run(fn, *args)
 
     seeds = (SEED, *(URL(f"{n}.html") for n in "abcd"))
-    crawl(store, pool=SteadyPool(), settings={"crawl_page_timeout_s": 0.05}, seeds=seeds, sitemap="skip", max_depth=0)
+    # one extraction slot (EXTRACT_WORKERS=2 leaves one for searches): the five take turns
+    crawl(store, pool=SteadyPool(), settings={"crawl_page_timeout_s": 1.0, "extract_workers": 2}, seeds=seeds,
+          sitemap="skip", max_depth=0)
     assert done(store) == set(seeds) and store.errors("j") == ([], [])
 
 
@@ -318,17 +320,23 @@ def test_a_crawl_past_its_time_limit_stops_the_visits_in_flight(store: JobStore)
 
 
 class TimedSite(FakeSite):
-    """A site whose pages take a moment, recording how many are fetched at once."""
+    """A site recording how many pages are fetched at once. Until `together` have been fetched at once, each fetch
+    waits for the others to start (at most `wait_s`: robots.txt and the seed come alone), so that a loaded machine
+    cannot keep them apart; then each takes a moment more, in which a crawl past its bound would start another."""
 
-    def __init__(self, pages: dict[str, str | Served]) -> None:
+    def __init__(self, pages: dict[str, str | Served], together: int = 1, wait_s: float = 1.0) -> None:
         super().__init__(pages)
+        self.together, self.wait_s = together, wait_s
         self.inside = self.peak = 0
 
     async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
                            cache_use: CacheUse | None = None) -> Fetched:
         self.inside += 1
         self.peak = max(self.peak, self.inside)
-        await asyncio.sleep(0.005)
+        waits_until = time.monotonic() + self.wait_s
+        while self.peak < self.together and time.monotonic() < waits_until:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.05)
         self.inside -= 1
         return await super().fetch_before(url, deadline, types, cache_use)
 
@@ -336,7 +344,7 @@ class TimedSite(FakeSite):
 @pytest.mark.parametrize(("max_concurrency", "peak"), [(1, 1), (None, 4)])
 def test_max_concurrency_bounds_the_pages_fetched_at_once(store: JobStore, max_concurrency: int | None,
                                                           peak: int) -> None:
-    site = TimedSite(SITE)
+    site = TimedSite(SITE, together=peak)
     crawl(store, site, settings={"crawl_concurrency": 4, "crawl_host_concurrency": 8},
           max_concurrency=max_concurrency, sitemap="skip")
     assert site.peak == peak and done(store) == EVERY_PAGE - {URL("d.html")}
@@ -380,8 +388,8 @@ def test_a_batchs_page_timeout_is_its_scrapes(store: JobStore) -> None:
             return await super().fetch_before(url, deadline, types)
 
     site = Deadlines(SITE)
-    crawl(store, site, seeds=(SEED,), kind="batch", max_depth=0, sitemap="skip", page_timeout_s=2.5)
-    assert 2.0 < site.left <= 2.5
+    crawl(store, site, seeds=(SEED,), kind="batch", max_depth=0, sitemap="skip", page_timeout_s=60)
+    assert 30 < site.left <= 60  # the scrape's 60 s less the moments before the fetch, not the crawls' 5 s
 
 
 def test_pages_appended_as_a_job_ends_are_visited_before_it_completes(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_a_delay_spaces_the_starts_on_one_host_and_not_on_another() -> None:
     asyncio.run(main())
     first, second = starts(log, "a.test")
     assert second - first >= 0.2 - 0.01  # the event loop's clock may round the sleep a little early
-    assert starts(log, "b.test")[0] - first < 0.1  # another host does not wait for a.test
+    assert first <= starts(log, "b.test")[0] < second  # another host does not wait for a.test's pause
 
 
 def test_with_a_delay_requests_to_a_host_go_one_at_a_time() -> None:

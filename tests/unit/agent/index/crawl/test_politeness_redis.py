@@ -1,6 +1,6 @@
 """Per-host politeness across replicas, on a real redis-server: two gates (two replicas) keep one host's bound
 and pause together, a replica that dies gives its turns back after the lease, and Redis out of reach falls back
-to the process's own gate."""
+to the process's own gate. Leases run on Redis's clock: the tests read it rather than time their own steps."""
 
 import asyncio
 import itertools
@@ -10,8 +10,18 @@ from redis.asyncio import Redis
 
 from agent.index.crawl.politeness import HostGate
 from agent.index.crawl.politeness_redis import RedisHostGate
+from agent.upstream.leased_slots import FULL, LeasedSlots
 from offline_web.redis_server import RedisServer
 from tests.unit.agent.index.crawl.test_politeness import most_at_once, starts, visit
+from tests.waiting import DEADLINE_S, redis_ms, until_redis_clock
+
+HOLDERS = "wisp:host:a.test:holders"  # a.test's leased turns
+
+
+async def lease_ends_ms(redis: Redis) -> float:
+    """When the lease of a.test's one turn ends, on Redis's clock."""
+    ((_, ends),) = await redis.zrange(HOLDERS, 0, -1, withscores=True)
+    return ends
 
 
 def gates(redis: Redis, concurrency: int, lease_s: float = 10.0) -> tuple[RedisHostGate, RedisHostGate]:
@@ -26,34 +36,52 @@ def test_two_replicas_hold_one_hosts_bound_together(redis_server: RedisServer) -
         redis = Redis.from_url(redis_server.url)
         await redis.flushdb()
         first, second = gates(redis, concurrency=2)
-        await asyncio.gather(*(visit(gate, "a.test", 0.0, log, hold_s=0.1) for gate in (first, second) * 3),
-                             visit(first, "b.test", 0.0, log, hold_s=0.1))
+        other_host_served = asyncio.Event()
+
+        async def on_a(gate: RedisHostGate) -> None:
+            async with gate.turn("a.test", 0.0):
+                log.append(("a.test", "start", time.monotonic()))
+                # a.test's turns last until b.test has had its own: had b.test to wait for them, it never would
+                await asyncio.wait_for(other_host_served.wait(), DEADLINE_S)
+                await asyncio.sleep(0.1)
+                log.append(("a.test", "end", time.monotonic()))
+
+        async def on_b() -> None:
+            await visit(first, "b.test", 0.0, log)
+            other_host_served.set()
+
+        await asyncio.gather(*(on_a(gate) for gate in (first, second) * 3), on_b())
         await redis.aclose()
 
     asyncio.run(main())
     a_log = [entry for entry in log if entry[0] == "a.test"]
     assert most_at_once(a_log) == 2 and len(starts(log, "a.test")) == 6
-    assert starts(log, "b.test")[0] - min(starts(log, "a.test")) < 0.08  # another host does not wait
+    assert len(starts(log, "b.test")) == 1  # while a.test's turns were held, waiting for it
 
 
 def test_a_pause_spaces_the_starts_of_both_replicas(redis_server: RedisServer) -> None:
-    log: list[tuple[str, str, float]] = []
+    begun: list[int] = []
 
     async def main() -> None:
         redis = Redis.from_url(redis_server.url)
         await redis.flushdb()
         first, second = gates(redis, concurrency=4)
-        await asyncio.gather(visit(first, "a.test", 0.2, log), visit(second, "a.test", 0.2, log),
-                             visit(first, "a.test", 0.2, log))
+
+        async def paced(gate: RedisHostGate) -> None:
+            async with gate.turn("a.test", 0.2):
+                # when Redis gave this turn, on its clock: the pause it set then (one turn at a time holds it)
+                begun.append(int(await redis.get("wisp:host:a.test:next")) - 200)
+
+        await asyncio.gather(paced(first), paced(second), paced(first))
         await redis.aclose()
 
     asyncio.run(main())
-    begun = sorted(starts(log, "a.test"))
-    assert all(later - earlier >= 0.19 for earlier, later in itertools.pairwise(begun))
+    assert len(begun) == 3
+    assert all(later - earlier >= 200 for earlier, later in itertools.pairwise(sorted(begun)))
 
 
 def test_a_turn_never_given_back_frees_after_its_lease(redis_server: RedisServer) -> None:
-    async def main() -> float:
+    async def main() -> tuple[float, int]:
         redis = Redis.from_url(redis_server.url)
         await redis.flushdb()
         dead, alive = gates(redis, concurrency=1, lease_s=1.0)
@@ -62,33 +90,30 @@ def test_a_turn_never_given_back_frees_after_its_lease(redis_server: RedisServer
         for task in asyncio.all_tasks():
             if task.get_coro().__qualname__.endswith("LeasedSlots.keep"):
                 task.cancel()
-        started = time.monotonic()
-        async with alive.turn("a.test", 0.0):
-            waited = time.monotonic() - started
+        lease_ends = await lease_ends_ms(redis)
+        async with asyncio.timeout(DEADLINE_S), alive.turn("a.test", 0.0):
+            entered = await redis_ms(redis)
         await redis.aclose()
-        return waited
+        return lease_ends, entered
 
-    waited = asyncio.run(main())
-    assert 0.5 < waited < 2.5
+    lease_ends, entered = asyncio.run(main())
+    assert entered >= lease_ends  # the other replica got the turn, once the lease had ended on Redis's clock
 
 
 def test_a_held_turn_is_renewed_past_its_lease(redis_server: RedisServer) -> None:
-    async def main() -> bool:
+    async def main() -> tuple[int, int]:
         redis = Redis.from_url(redis_server.url)
         await redis.flushdb()
-        first, second = gates(redis, concurrency=1, lease_s=0.6)
+        first, _ = gates(redis, concurrency=1, lease_s=2.0)  # renewed every 2/3 s: 1.3 s late is still in time
         async with first.turn("a.test", 0.0):
-            await asyncio.sleep(1.5)
-            try:
-                async with asyncio.timeout(0.3):
-                    async with second.turn("a.test", 0.0):
-                        return False
-            except TimeoutError:
-                return True
-            finally:
-                await redis.aclose()
+            await until_redis_clock(redis, await lease_ends_ms(redis), "the turn's first lease over")
+            # what the other replica's gate asks Redis for a turn, once: every slot of a.test is still held
+            taken, _ = await LeasedSlots(redis, 2.0).take(HOLDERS, "other", 1, "wisp:host:a.test:next")
+        holders = await redis.zcard(HOLDERS)
+        await redis.aclose()
+        return taken, holders
 
-    assert asyncio.run(main())
+    assert asyncio.run(main()) == (FULL, 0)  # held past its lease, then given back
 
 
 def test_redis_out_of_reach_falls_back_to_the_process_gate() -> None:

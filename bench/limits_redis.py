@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import redis
 
-from agent.api.admission import Limits
+from agent.api.gate.admission import Limits
 from agent.api.limits_memory import process_limits
 from agent.api.limits_redis import shared_limits
 from agent.config import Settings

@@ -35,7 +35,7 @@ import redis
 from page_cache_shared import corpus, ms_since, spread
 from redis.asyncio import Redis
 
-from agent.api.usage import Usage
+from agent.api.gate.usage import Usage
 from agent.api.usage_redis import RedisUsage
 from agent.core.pages import Fetched
 from agent.search.recent import Recent, RecentScrapes

@@ -17,25 +17,25 @@ from wisp_obs.requests import ObservedRequests, id_header
 
 from agent import metrics
 from agent.answers import schemas
-from agent.api import (
+from agent.api.envelopes import error_body_for
+from agent.api.firecrawl import (
     batch_routes,
     crawl_routes,
     crawl_ws,
     extract_routes,
     index_routes,
     map_routes,
-    openai_routes,
     scrape_routes,
-    tavily_routes,
     team_routes,
 )
-from agent.api.admission import admit_search
-from agent.api.auth import protect
-from agent.api.body_limits import BodyLimit
-from agent.api.envelopes import error_body_for
-from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
+from agent.api.firecrawl.search_wire import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
+from agent.api.gate.admission import admit_search
+from agent.api.gate.auth import protect
+from agent.api.gate.body_limits import BodyLimit
+from agent.api.gate.usage import Metering, Usage
+from agent.api.openai import routes as openai_routes
 from agent.api.streaming import search_events
-from agent.api.usage import Metering, Usage
+from agent.api.tavily import routes as tavily_routes
 from agent.api.usage_redis import RedisUsage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agent.api import firecrawl, openai_wire, tavily
+from agent.api.firecrawl import search_wire as firecrawl
+from agent.api.openai import wire as openai_wire
+from agent.api.tavily import wire as tavily
 from agent.errors import WispError
 
 Envelope = Callable[[WispError], dict[str, Any]]

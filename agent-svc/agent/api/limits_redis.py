@@ -28,7 +28,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from agent import metrics
-from agent.api.admission import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
+from agent.api.gate.admission import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
 from agent.api.limits_memory import Clock, process_limits
 from agent.config import Settings
 from agent.errors import RateLimited

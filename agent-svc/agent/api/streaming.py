@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agent.api.firecrawl import error_body, v2_response
+from agent.api.firecrawl.search_wire import error_body, v2_response
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import WispError

@@ -23,7 +23,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent import metrics
-from agent.api.usage import Counted, Usage
+from agent.api.gate.usage import Counted, Usage
 from agent.errors import SharedStateUnavailable
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import json
 import httpx
 import pytest
 
-from agent.api.firecrawl import V2SearchRequest, parse_request
+from agent.api.firecrawl.search_wire import V2SearchRequest, parse_request
 from agent.api.streaming import search_events
 from agent.core.outcome import CheckedClaim
 from agent.core.query import PageAsk, SearchQuery

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from agent.api.admission import WINDOW_S
+from agent.api.gate.admission import WINDOW_S
 from agent.api.limits_memory import ConcurrencyCap, RateLimiter, process_limits
 from agent.config import Settings
 from agent.errors import RateLimited

@@ -14,8 +14,8 @@ import pytest
 import redis
 from prometheus_client import REGISTRY
 
-from agent.api.admission import CLIENT, RELEASES, Limits
-from agent.api.auth import Gate
+from agent.api.gate.admission import CLIENT, RELEASES, Limits
+from agent.api.gate.auth import Gate
 from agent.api.limits_redis import RECHECK_S, _where, shared_limits
 from agent.config import Settings
 from agent.errors import RateLimited

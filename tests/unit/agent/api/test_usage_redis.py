@@ -11,12 +11,12 @@ import redis
 from redis.asyncio import Redis
 
 from agent.api import usage_redis
-from agent.api.usage import Counted
+from agent.api.gate.usage import Counted
 from agent.api.usage_redis import RedisUsage
 from agent.errors import SharedStateUnavailable
 
 from ..test_metrics import Moved
-from .test_usage import Inner, metering, request
+from .gate.test_usage import Inner, metering, request
 
 LOST = "wisp_agent_usage_credits_lost_total"
 UNREACHABLE = "redis://127.0.0.1:1/0"

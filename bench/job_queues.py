@@ -53,7 +53,7 @@ import taskiq.api
 import taskiq_redis
 from redis.asyncio import Redis
 
-from agent.upstream.task_queue import LeasedQueue
+from agent.state.tasks import LeasedQueue
 from offline_web.processes import ending_with_this_process
 from offline_web.redis_server import RedisServer
 

@@ -36,7 +36,6 @@ from agent.api.gate.usage import Metering, Usage
 from agent.api.openai import routes as openai_routes
 from agent.api.streaming import search_events
 from agent.api.tavily import routes as tavily_routes
-from agent.api.usage_redis import RedisUsage
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
@@ -48,18 +47,19 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
-from agent.search.extract_jobs import extract_jobs
-from agent.search.extract_jobs_redis import redis_extract_jobs
-from agent.search.recent import recent_scrapes
-from agent.search.recent_redis import redis_recent_scrapes
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
+from agent.state.extracts.memory import extract_jobs
+from agent.state.extracts.redis import redis_extract_jobs
+from agent.state.recent.memory import recent_scrapes
+from agent.state.recent.redis import redis_recent_scrapes
+from agent.state.tasks import shared_state
+from agent.state.usage.redis import RedisUsage
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
 from agent.upstream.searxng import SearxngClient
 from agent.upstream.semantic import SemanticClient
-from agent.upstream.task_queue import shared_state
 
 log = logging.getLogger("agent")
 EVENT_STREAM = "text/event-stream"

@@ -11,11 +11,11 @@ from agent.config import Settings
 from agent.core.context import Budget, SearchContext
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.politeness import Gate
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import RequestPages
 from agent.pages.workers import WorkerPool
+from agent.state.politeness.memory import Gate
 from agent.upstream.clients import Upstreams
 
 

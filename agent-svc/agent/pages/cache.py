@@ -38,7 +38,7 @@ from urllib.parse import urldefrag
 from agent import metrics
 from agent.config import PageCacheKind, Settings
 from agent.core.pages import CacheUse, Fetched
-from agent.pages.redis_store import RedisStore
+from agent.state.page_cache.redis import RedisStore
 
 log = logging.getLogger(__name__)
 _MAGIC = b"wisp-page/1\n"  # a file that does not start so is no entry of this format

@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 
 from agent.core.dates import iso_instant
 from agent.errors import BadRequest
-from agent.index.crawl.jobs import FAILED, RUNNING, Counts, Job
 from agent.index.crawl.options import CrawlOptions, url_depth
+from agent.state.jobs.sqlite import FAILED, RUNNING, Counts, Job
 
 DEFAULT_PAGE, MAX_PAGE = 100, 1000
 MAX_PAGE_BYTES = 10 * 1024 * 1024

@@ -9,8 +9,8 @@ from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, s
 from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
-from agent.search.extract_jobs import ExtractJobs
-from agent.search.extract_jobs_redis import RedisExtractJobs
+from agent.state.extracts.memory import ExtractJobs
+from agent.state.extracts.redis import RedisExtractJobs
 
 router = APIRouter()
 

@@ -16,9 +16,9 @@ from agent.api.firecrawl.search_wire import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant
 from agent.errors import BadRequest, InvalidRequest
+from agent.extract.run import ExtractJob
 from agent.index.crawl.options import page_url, split_urls
-from agent.search.extract import ExtractJob
-from agent.search.extract_jobs import COMPLETED, FAILED, ExtractRecord
+from agent.state.extracts.memory import COMPLETED, FAILED, ExtractRecord
 
 MAX_PROMPT_CHARS = 10_000
 SITE = "/*"  # a URL ending so means its site

@@ -22,7 +22,7 @@ from wisp_obs.requests import request_id
 from agent.api.firecrawl.scrape_wire import MAX_TIMEOUT_MS
 from agent.config import Settings
 from agent.index.crawl.options import MAX_URL_CHARS, page_url
-from agent.search.site_map import MapJob, SiteMap, Sitemap
+from agent.index.map.site_map import MapJob, SiteMap, Sitemap
 
 DEFAULT_LIMIT = 5000
 V2_MAX_LIMIT = 100_000

@@ -13,8 +13,8 @@ from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.errors import BadRequest, Forbidden, NotFound
-from agent.search.recent import Recent
 from agent.search.scrape import scrape
+from agent.state.recent.memory import Recent
 
 router = APIRouter()
 

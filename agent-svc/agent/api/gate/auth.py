@@ -28,11 +28,11 @@ from agent.api.envelopes import error_body_for
 from agent.api.firecrawl.search_wire import DEFAULT_LIMITS
 from agent.api.gate.admission import CLIENT, KEY_CLIENT, RELEASES, PerMinuteLimit, Release, caller, starts_work
 from agent.api.gate.body_limits import parsed_json
-from agent.api.limits_memory import process_limits
-from agent.api.limits_redis import shared_limits
 from agent.api.tavily.wire import PATHS as TAVILY_PATHS
 from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
+from agent.state.limits.memory import process_limits
+from agent.state.limits.redis import shared_limits
 
 log = logging.getLogger("agent")
 

@@ -22,10 +22,10 @@ from redis.exceptions import RedisError
 
 from agent.errors import SharedStateUnavailable
 from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, stop_at_time_limit, visit_claimed
-from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING, Job
-from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import extract_slots, job_failed
-from agent.upstream.task_queue import TaskQueue, repair_every
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.jobs.sqlite import COMPLETED, FAILED, RUNNING, Job
+from agent.state.tasks import TaskQueue, repair_every
 
 log = logging.getLogger(__name__)
 SEED, VISIT = "crawl.seed", "crawl.visit"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from agent.config import Settings
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.jobs import JobStore
-from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.politeness import Gate, HostGate
-from agent.index.crawl.politeness_redis import RedisHostGate
 from agent.index.crawl.queued import QueuedRunner
-from agent.upstream.task_queue import Shared
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.jobs.sqlite import JobStore
+from agent.state.politeness.memory import Gate, HostGate
+from agent.state.politeness.redis import RedisHostGate
+from agent.state.tasks import Shared
 
 
 def host_gate(settings: Settings, shared: Shared | None) -> Gate:

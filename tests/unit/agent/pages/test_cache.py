@@ -17,7 +17,7 @@ from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.pages import cache as cache_module
 from agent.pages.cache import DiskStore, MemoryStore, PageCache, Store, decoded, encoded, open_cache
-from agent.pages.redis_store import RedisStore
+from agent.state.page_cache.redis import RedisStore
 
 from ..test_metrics import Moved, value
 

@@ -14,9 +14,9 @@ from agent.api.firecrawl.batch_wire import (
 )
 from agent.api.firecrawl.search_wire import parsed
 from agent.errors import BadRequest, InvalidRequest
-from agent.index.crawl.jobs import RUNNING, Counts, Job
 from agent.index.crawl.options import BATCH, CrawlOptions
 from agent.search.scrape import ScrapeFailed
+from agent.state.jobs.sqlite import RUNNING, Counts, Job
 
 BASE = "http://127.0.0.1:3002/v2"
 # exactly what firecrawl-py 4.55's Firecrawl.batch_scrape sends with its defaults

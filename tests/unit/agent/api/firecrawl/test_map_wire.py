@@ -10,7 +10,7 @@ from agent.api.firecrawl.search_wire import parsed
 from agent.api.gate.body_limits import RequestLimits
 from agent.config import Settings
 from agent.errors import BadRequest, InvalidRequest
-from agent.search.site_map import MapJob, MapLink, SiteMap
+from agent.index.map.site_map import MapJob, MapLink, SiteMap
 
 SETTINGS = Settings(map_timeout_s=7.0)
 URL = "https://docs.test/guide/"

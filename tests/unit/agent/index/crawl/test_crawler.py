@@ -12,11 +12,11 @@ import pytest
 
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
-from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore, QueuedPage
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
 from agent.pages.workers import WorkerDied
+from agent.state.jobs.sqlite import COMPLETED, RUNNING, JobStore, QueuedPage
 from agent.upstream.semantic import SemanticUnavailable
 
 from ...fake_searxng import FakeSearxng, InlinePool

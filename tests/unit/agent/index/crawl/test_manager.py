@@ -11,9 +11,9 @@ import pytest
 
 from agent.config import Settings
 from agent.errors import Forbidden, JobNotFound, TooManyCrawls, WispError
-from agent.index.crawl.jobs import CANCELLED, COMPLETED, JobStore
 from agent.index.crawl.manager import Crawls
 from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
+from agent.state.jobs.sqlite import CANCELLED, COMPLETED, JobStore
 
 from .test_crawler import SEED, SITE, URL, FakeIndex, services
 from .test_robots import FakeSite

@@ -11,11 +11,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.config import Settings
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING
-from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.queued import QueuedRunner
-from agent.upstream.task_queue import TaskQueue
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.jobs.sqlite import COMPLETED, FAILED, RUNNING
+from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
 
 OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10)

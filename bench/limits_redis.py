@@ -28,8 +28,8 @@ from pathlib import Path
 import httpx
 import redis
 
-from agent.api.gate.admission import Limits
 from agent.config import Settings
+from agent.state.limits import Limits
 from agent.state.limits.memory import process_limits
 from agent.state.limits.redis import shared_limits
 from offline_web.redis_server import RedisServer

@@ -35,10 +35,11 @@ import redis
 from page_cache_shared import corpus, ms_since, spread
 from redis.asyncio import Redis
 
-from agent.api.gate.usage import Usage
 from agent.core.pages import Fetched
-from agent.state.recent.memory import Recent, RecentScrapes
+from agent.state.recent import Recent
+from agent.state.recent.memory import RecentScrapes
 from agent.state.recent.redis import RedisRecentScrapes
+from agent.state.usage.memory import Usage
 from agent.state.usage.redis import RedisUsage
 from offline_web.redis_server import RedisServer
 from offline_web.server import OfflineWeb

@@ -32,13 +32,14 @@ from agent.api.firecrawl.search_wire import V1SearchRequest, V2SearchRequest, re
 from agent.api.gate.admission import admit_search
 from agent.api.gate.auth import protect
 from agent.api.gate.body_limits import BodyLimit
-from agent.api.gate.usage import Metering, Usage
+from agent.api.gate.usage import Metering
 from agent.api.openai import routes as openai_routes
 from agent.api.streaming import search_events
 from agent.api.tavily import routes as tavily_routes
 from agent.config import Settings, get_settings
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody, UpstreamError, WispError
+from agent.extract.jobs import extract_jobs, redis_extract_jobs
 from agent.index.crawl import setup as crawl_setup
 from agent.index.ingest import Ingest
 from agent.mcp.server import mounted as mcp_mounted
@@ -49,11 +50,10 @@ from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
 from agent.search.service import check_names, prepared, run_search
 from agent.services import Services
-from agent.state.extracts.memory import extract_jobs
-from agent.state.extracts.redis import redis_extract_jobs
 from agent.state.recent.memory import recent_scrapes
 from agent.state.recent.redis import redis_recent_scrapes
-from agent.state.tasks import shared_state
+from agent.state.shared import shared_state
+from agent.state.usage.memory import Usage
 from agent.state.usage.redis import RedisUsage
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient

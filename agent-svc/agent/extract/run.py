@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from agent.answers.extraction import PageText, extract_data
 from agent.core.context import SearchContext
+from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.core.pages import Extraction, Page
 from agent.core.query import SearchQuery
 from agent.errors import WispError
@@ -23,31 +22,6 @@ from agent.index.map.site_map import MapJob, PageReader, SiteMap, map_site
 from agent.pages.loading import failed_pages
 from agent.search.service import prepared, run_search
 from agent.services import Services
-
-
-@dataclass(frozen=True)
-class ExtractJob:
-    urls: tuple[str, ...]  # pages to read as given
-    sites: tuple[str, ...]  # seeds of the URLs given with a trailing /*: their sites' pages are read
-    prompt: str | None
-    schema: dict[str, Any] | None  # checked
-    system_prompt: str | None = None
-    web_search: bool = False
-    main_only: bool = False  # Firecrawl's extract reads whole pages unless scrapeOptions say otherwise
-    subdomains: bool = True
-    external: bool = False
-    site_limit: int = 10  # pages of one site
-    timeout_s: float = 180.0
-    show_sources: bool = False
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ExtractResult:
-    data: Any = None
-    sources: dict[str, list[str]] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    error: str | None = None  # set: the job failed, and this says why
 
 
 async def run_extract(job: ExtractJob, services: Services) -> ExtractResult:
@@ -102,7 +76,7 @@ async def _site(seed: str, job: ExtractJob, read: PageReader, services: Services
     links, SearXNG's), at most `site_limit`, gathered within SCRAPE_TIMEOUT_S."""
     map_job = MapJob(seed, job.site_limit, services.settings.scrape_timeout_s, subdomains=job.subdomains,
                      external=job.external)
-    return await map_site(map_job, services, read)
+    return await map_site(map_job, services.map_tools(), read)
 
 
 def _request_pages(ctx: SearchContext, how: Extraction) -> PageReader:

@@ -17,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from redis.asyncio import Redis
@@ -29,13 +27,14 @@ from saq import Job, Queue, Status, Worker
 from saq.queue.redis import RedisQueue
 
 from agent import metrics
-from agent.config import Settings
 
 log = logging.getLogger(__name__)
 Task = Callable[..., Awaitable[None]]
 RETRIES = 1000  # handovers of one task: a task counts its own attempts (a page fails after a few)
 REDIS_DOWN_PAUSE_S = 1.0  # between two attempts to take a task while Redis cannot be reached
 DEQUEUE_WAIT_S = 1.0  # how long a free worker waits on Redis for a task before asking again
+# what a call to the shared state raises while Redis is out of reach (OSError: the TimeoutError of asyncio's waits)
+UNREACHABLE: tuple[type[Exception], ...] = (RedisError, OSError)
 
 
 class LeasedQueue(RedisQueue):
@@ -161,29 +160,3 @@ async def repair_every(redis: Redis, name: str, period_s: float, repair: Callabl
             log.warning("%s: could not check for lost tasks: %s", name, e)
 
 
-@dataclass(frozen=True)
-class Shared:
-    """What replicas share on REDIS_URL: a client for the jobs' records, and the task queue."""
-
-    redis: Redis
-    tasks: TaskQueue
-
-
-@asynccontextmanager
-async def shared_state(settings: Settings) -> AsyncIterator[Shared | None]:
-    """The replicas' shared state on REDIS_URL, None without it (one replica: SQLite jobs, in-process limits).
-    Redis need not answer yet: what needs it fails (503) or falls back until it does."""
-    if not settings.redis_url:
-        yield None
-        return
-    # a command on a pooled connection that a restarted Redis closed is sent once more on a new one: without it,
-    # each connection the pool held fails one command after a restart (a 503, a credit lost, a scrape not kept)
-    redis = Redis.from_url(settings.redis_url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10,
-                           retry_on_error=[RedisConnectionError])
-    tasks = TaskQueue(settings.redis_url, lease_s=settings.job_lease_s, sweep_s=settings.job_sweep_s)
-    try:
-        yield Shared(redis, tasks)
-    finally:
-        await tasks.close()
-        await tasks.queue.disconnect()
-        await redis.aclose()

@@ -17,8 +17,8 @@ from agent.api.firecrawl.crawl_routes import api_base_url
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, paging
 from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.usage import owner_of
+from agent.core.crawl_options import BATCH
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import BATCH
 
 router = APIRouter()
 

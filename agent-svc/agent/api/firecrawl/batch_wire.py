@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from agent.api.firecrawl.crawl_wire import errors_body, status_body
 from agent.api.firecrawl.scrape_wire import ScrapeRequest, V1ScrapeRequest
 from agent.api.firecrawl.search_wire import SafeInt
+from agent.core.crawl_options import BATCH, CrawlOptions
 from agent.errors import InvalidRequest
-from agent.index.crawl.options import BATCH, MAX_SEED_URLS, CrawlOptions, split_urls
+from agent.index.crawl.options import MAX_SEED_URLS, split_urls
 from agent.search.scrape import ScrapeJob
-from agent.state.jobs.sqlite import Counts, Job
+from agent.state.jobs import Counts, Job
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,10 @@ from starlette.requests import HTTPConnection
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.usage import owner_of
+from agent.core.crawl_options import CRAWL
 from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import CRAWL, CrawlRequest, V1CrawlRequest
+from agent.index.crawl.options import CrawlRequest, V1CrawlRequest
 
 router = APIRouter()
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from agent.core.crawl_options import CrawlOptions
 from agent.core.dates import iso_instant
 from agent.errors import BadRequest
-from agent.index.crawl.options import CrawlOptions, url_depth
-from agent.state.jobs.sqlite import FAILED, RUNNING, Counts, Job
+from agent.index.crawl.options import url_depth
+from agent.state.jobs import FAILED, RUNNING, Counts, Job
 
 DEFAULT_PAGE, MAX_PAGE = 100, 1000
 MAX_PAGE_BYTES = 10 * 1024 * 1024

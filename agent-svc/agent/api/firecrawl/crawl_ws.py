@@ -24,10 +24,10 @@ from starlette.websockets import WebSocketDisconnect
 from agent.api.firecrawl.crawl_routes import api_version
 from agent.api.firecrawl.crawl_wire import MAX_PAGE, MAX_PAGE_BYTES, status_body
 from agent.api.gate.usage import owner_of
+from agent.core.crawl_options import CRAWL
 from agent.errors import Forbidden, JobNotFound, SharedStateUnavailable
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import CRAWL
-from agent.state.jobs.sqlite import COMPLETED, FAILED, TERMINAL, Counts, Job
+from agent.state.jobs import COMPLETED, FAILED, TERMINAL, Counts, Job
 
 log = logging.getLogger("agent")
 

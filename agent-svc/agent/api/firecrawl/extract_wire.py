@@ -15,10 +15,10 @@ from agent.answers.schemas import checked_schema
 from agent.api.firecrawl.search_wire import SafeInt, ScrapeOptions
 from agent.config import Settings
 from agent.core.dates import iso_instant
+from agent.core.extract_job import ExtractJob
 from agent.errors import BadRequest, InvalidRequest
-from agent.extract.run import ExtractJob
 from agent.index.crawl.options import page_url, split_urls
-from agent.state.extracts.memory import COMPLETED, FAILED, ExtractRecord
+from agent.state.extracts import COMPLETED, FAILED, ExtractRecord
 
 MAX_PROMPT_CHARS = 10_000
 SITE = "/*"  # a URL ending so means its site

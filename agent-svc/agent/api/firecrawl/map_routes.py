@@ -22,7 +22,7 @@ async def map_v2(request: Request) -> JSONResponse:
     body = await read_request(request, MapRequest)
     await admit_costly(request)  # pages fetched and read in the worker pool, sitemaps, SearXNG: seconds
     services = request.app.state.services
-    return await _answer(v2_body, await map_site(body.to_job(services.settings), services))
+    return await _answer(v2_body, await map_site(body.to_job(services.settings), services.map_tools()))
 
 
 @router.post("/v1/map")
@@ -30,7 +30,7 @@ async def map_v1(request: Request) -> JSONResponse:
     body = await read_request(request, V1MapRequest)
     await admit_costly(request)
     services = request.app.state.services
-    return await _answer(v1_body, await map_site(body.to_job(services.settings), services))
+    return await _answer(v1_body, await map_site(body.to_job(services.settings), services.map_tools()))
 
 
 async def _answer(shaped: Callable[[SiteMap], dict[str, Any]], site_map: SiteMap) -> JSONResponse:

@@ -14,7 +14,7 @@ from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.errors import BadRequest, Forbidden, NotFound
 from agent.search.scrape import scrape
-from agent.state.recent.memory import Recent
+from agent.state.recent import Recent
 
 router = APIRouter()
 

@@ -17,8 +17,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from agent.api.gate.admission import KEY_CLIENT
-from agent.api.gate.usage import Counted, Meter, client_of
+from agent.api.gate.usage import client_of
 from agent.core.dates import iso_instant
+from agent.state.usage import Counted, Meter
 
 NO_LIMIT = 99_999_999
 _CAPITAL = re.compile(r"(?<!^)([A-Z])")

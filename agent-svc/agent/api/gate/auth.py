@@ -26,11 +26,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.api.envelopes import error_body_for
 from agent.api.firecrawl.search_wire import DEFAULT_LIMITS
-from agent.api.gate.admission import CLIENT, KEY_CLIENT, RELEASES, PerMinuteLimit, Release, caller, starts_work
+from agent.api.gate.admission import CLIENT, KEY_CLIENT, RELEASES, caller, starts_work
 from agent.api.gate.body_limits import parsed_json
 from agent.api.tavily.wire import PATHS as TAVILY_PATHS
 from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
+from agent.state.limits import PerMinuteLimit, Release
 from agent.state.limits.memory import process_limits
 from agent.state.limits.redis import shared_limits
 

@@ -9,9 +9,10 @@ from agent.index.crawl.manager import Crawls
 from agent.index.crawl.queued import QueuedRunner
 from agent.state.jobs.redis import RedisJobStore
 from agent.state.jobs.sqlite import JobStore
-from agent.state.politeness.memory import Gate, HostGate
+from agent.state.politeness import Gate
+from agent.state.politeness.memory import HostGate
 from agent.state.politeness.redis import RedisHostGate
-from agent.state.tasks import Shared
+from agent.state.shared import Shared
 
 
 def host_gate(settings: Settings, shared: Shared | None) -> Gate:
@@ -23,4 +24,4 @@ def crawls(tools: CrawlTools, settings: Settings, shared: Shared | None) -> Craw
     if shared is None:
         return Crawls(tools, JobStore(settings.crawl_db))
     store = RedisJobStore(shared.redis, settings.crawl_max_duration_s)
-    return Crawls(tools, store, QueuedRunner(tools, store, shared.tasks, shared.redis))
+    return Crawls(tools, store, QueuedRunner(tools, store, shared))

@@ -27,18 +27,20 @@ from urllib.parse import urlsplit, urlunsplit
 
 from wisp_text.bm25 import bm25_scores
 
+from agent.config import Settings
 from agent.core.context import RESPONSE_RESERVE_S
+from agent.core.crawl_options import CrawlOptions
 from agent.core.pages import Page
-from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.pages.extract import outline
-from agent.pages.workers import WorkerDied
+from agent.pages.fetch import Fetcher
+from agent.pages.workers import WorkerDied, WorkerPool
 from agent.retrieval.searxng_results import PagePolicy, retrieve
 from agent.retrieval.translation import ResultFilter, SourcePlan
-from agent.services import Services
-from agent.state.politeness.memory import Gate
+from agent.state.politeness import Gate
+from agent.upstream.searxng import SearxngClient
 
 Sitemap = Literal["include", "skip", "only"]
 # where each source's links go when no `search` orders them (the seed page's own entry goes first of all)
@@ -84,11 +86,22 @@ class _Found:
 
 
 @dataclass(frozen=True)
+class MapTools:
+    """What a map uses of the process's services (`Services.map_tools()`)."""
+
+    settings: Settings
+    fetcher: Fetcher
+    cpu_pool: WorkerPool
+    gate: Gate  # the process's per-host turns: crawls, batch scrapes and maps are polite to a host together
+    searxng: SearxngClient
+
+
+@dataclass(frozen=True)
 class _Run:
-    """What one map's sources share: its services, deadline, scope, robots.txt and the process's per-host turns."""
+    """What one map's sources share: its tools, deadline, scope, robots.txt and the process's per-host turns."""
 
     job: MapJob
-    services: Services
+    tools: MapTools
     deadline: float  # the sources' (time.monotonic())
     ends: float  # the request's timeout: the ordering by `search` may take what the sources left of it
     scope: Scope
@@ -102,19 +115,19 @@ class _Run:
     async def page(self, url: str) -> Page:
         if self.read is not None:
             return await self.read(url, self.deadline)
-        return Page(await self.services.fetcher.fetch_before(url, self.deadline))
+        return Page(await self.tools.fetcher.fetch_before(url, self.deadline))
 
 
-async def map_site(job: MapJob, services: Services, read: PageReader | None = None) -> SiteMap:
+async def map_site(job: MapJob, tools: MapTools, read: PageReader | None = None) -> SiteMap:
     """The site's links within `job`'s scope, ordered and cut at its limit; never more than its timeout. The
     pages it reads for their links go through `read` when given."""
-    settings = services.settings
+    settings = tools.settings
     started = time.monotonic()
     options = CrawlOptions(seeds=(job.url,), limit=job.limit, subdomains=job.subdomains, external=job.external,
                            ignore_query=job.ignore_query)
-    run = _Run(job, services, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
-               Scope(options, junk=""), RobotsCache(services.fetcher, job.timeout_s),
-               services.gate, read)
+    run = _Run(job, tools, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
+               Scope(options, junk=""), RobotsCache(tools.fetcher, job.timeout_s),
+               tools.gate, read)
     found, unfinished = await _gathered(run, settings.map_max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
     if unfinished:
@@ -150,7 +163,7 @@ async def _ordered(run: _Run, links: list[MapLink], search: str) -> tuple[list[M
     worker dies."""
     try:
         async with asyncio.timeout_at(run.ends):
-            scores = await run.services.cpu_pool.run(bm25_scores, search, [searched_text(link) for link in links])
+            scores = await run.tools.cpu_pool.run(bm25_scores, search, [searched_text(link) for link in links])
             return await asyncio.to_thread(ranked, links, scores), []
     except (TimeoutError, WorkerDied) as e:
         why = f"the worker died: {e}" if isinstance(e, WorkerDied) else "the timeout came first"
@@ -191,7 +204,7 @@ async def _gathered(run: _Run, max_pages: int) -> tuple[list[_Found], list[str]]
 async def _sitemap_links(run: _Run) -> _Found:
     named = (await run.robots.of(run.job.url)).sitemaps()
     # sitemap_urls bounds each file's fetch; the deadline bounds them all
-    urls = await sitemap_urls(run.services.fetcher, sitemap_candidates(run.job.url, named), run.job.limit * 2,
+    urls = await sitemap_urls(run.tools.fetcher, sitemap_candidates(run.job.url, named), run.job.limit * 2,
                               run.left_s())
     return _Found(_SITEMAP, await asyncio.to_thread(_bare_links, urls))  # 200,000 take a part of a second
 
@@ -212,7 +225,7 @@ async def _page_links(run: _Run, url: str, place: int) -> _Found:
         return _Found(place, [], (f"{url} could not be read for its links: {page.fetched.error}",) if seed else ())
     try:
         # a reader's extraction has the links too; a page without text (a list of links) has only an outline
-        read = page.extracted or await run.services.cpu_pool.run(outline, page.fetched)
+        read = page.extracted or await run.tools.cpu_pool.run(outline, page.fetched)
     except Exception as e:  # ExtractionFailed, WorkerDied, or lxml on a hostile page: this page's problem
         return _Found(place, [], (f"{url} could not be read for its links: {e}",) if seed else ())
     own = MapLink(url, read.title or None, read.description or None)
@@ -221,12 +234,12 @@ async def _page_links(run: _Run, url: str, place: int) -> _Found:
 
 
 async def _searxng_links(run: _Run) -> _Found:
-    job, settings = run.job, run.services.settings
+    job, settings = run.job, run.tools.settings
     query = f"{job.search} {_site_operator(job.url)}" if job.search else _site_operator(job.url)
     plan = SourcePlan("web", {"q": query, "format": "json", "categories": "general"}, ResultFilter())
     policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)
     [result] = await retrieve([plan], min(job.limit, policy.page_size * policy.max_pages),
-                              run.services.upstreams.searxng, policy, run.left_s)
+                              run.tools.searxng, policy, run.left_s)
     warnings = [w if isinstance(w, str) else w.warning for w in result.warnings]
     if result.error:
         warnings.append(f"SearXNG's site: search failed ({result.error.message}); the map has the other sources' "

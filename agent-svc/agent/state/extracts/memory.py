@@ -15,43 +15,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 
 from wisp_obs.requests import request_id
 
 from agent.core.expiring import ExpiringMap
+from agent.core.extract_job import ExtractJob
 from agent.errors import JobNotFound, TooManyExtracts
-from agent.extract.run import ExtractJob, ExtractResult, run_extract
-from agent.services import Services
+from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord, Runner, failure
 
 log = logging.getLogger(__name__)
-PROCESSING, COMPLETED, FAILED = "processing", "completed", "failed"
-
-Runner = Callable[[ExtractJob], Awaitable[ExtractResult]]
-
-
-def extract_jobs(services: Services) -> ExtractJobs:
-    """The process's extract jobs, running on its services, bounded as the settings say."""
-    settings = services.settings
-    return ExtractJobs(lambda job: run_extract(job, services), settings.extract_max_jobs,
-                       settings.extract_max_running, settings.extract_ttl_s, settings.extract_max_jobs_per_key)
-
-
-def failure(job_id: str, error: Exception) -> ExtractResult:
-    """The result of a job that met a bug: logged, and failed with a message that points at the log."""
-    log.error("extract job %s raised", job_id, exc_info=error)
-    return ExtractResult(error=f"Internal error ({type(error).__name__}); the details are in agent-svc's log")
-
-
-@dataclass(frozen=True)
-class ExtractRecord:
-    id: str
-    job: ExtractJob
-    owner: str | None  # the API key that started it; None when keys are off (everyone's)
-    expires: float  # time.time() when it is forgotten
-    status: str = PROCESSING
-    result: ExtractResult | None = None
 
 
 class ExtractJobs:

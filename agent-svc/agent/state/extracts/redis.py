@@ -20,11 +20,10 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from wisp_obs.requests import request_id
 
+from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
-from agent.extract.run import ExtractJob, ExtractResult, run_extract
-from agent.services import Services
-from agent.state.extracts.memory import COMPLETED, FAILED, PROCESSING, ExtractRecord, Runner, failure
-from agent.state.tasks import Shared, TaskQueue, repair_every
+from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord, Runner, failure
+from agent.state.tasks import TaskQueue, repair_every
 
 log = logging.getLogger(__name__)
 TASK = "extract.run"
@@ -40,14 +39,6 @@ redis.call('HSET', KEYS[1], 'status', ARGV[2], 'result', ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
-
-
-def redis_extract_jobs(services: Services, shared: Shared) -> RedisExtractJobs:
-    """The replicas' extract jobs, running on this process's services when this replica takes one."""
-    settings = services.settings
-    return RedisExtractJobs(lambda job: run_extract(job, services), shared.redis, shared.tasks,
-                            settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
-                            settings.extract_max_jobs_per_key)
 
 
 class RedisExtractJobs:

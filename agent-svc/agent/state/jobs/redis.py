@@ -23,9 +23,10 @@ from typing import Any, TypeVar
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from agent.core.crawl_options import CrawlOptions
 from agent.errors import SharedStateUnavailable
-from agent.index.crawl.options import CrawlOptions
-from agent.state.jobs.sqlite import FAILED, ROWS_PER_PAGE, RUNNING, Counts, Job, JobStore, QueuedPage
+from agent.state.jobs import FAILED, ROWS_PER_PAGE, RUNNING, Counts, Job, QueuedPage
+from agent.state.jobs.sqlite import JobStore
 
 T = TypeVar("T")
 PREFIX = "wisp:crawl:"

@@ -15,15 +15,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent.index.crawl.options import CrawlOptions
+from agent.core.crawl_options import CrawlOptions
+from agent.state.jobs import COMPLETED, FAILED, ROWS_PER_PAGE, RUNNING, Counts, Job, QueuedPage
 
-RUNNING, COMPLETED, FAILED, CANCELLED = "scraping", "completed", "failed", "cancelled"
-TERMINAL = (COMPLETED, FAILED, CANCELLED)
-ROWS_PER_PAGE = 4  # pages a job may know of (failed and blocked ones too) per page of its limit
 T = TypeVar("T")
 
 _SCHEMA = """
@@ -41,40 +38,6 @@ CREATE TABLE IF NOT EXISTS pages (
 CREATE INDEX IF NOT EXISTS pages_queue ON pages (job, state, depth);
 CREATE INDEX IF NOT EXISTS pages_done ON pages (job, seq);
 """
-
-
-@dataclass(frozen=True)
-class Job:
-    id: str
-    created: float
-    expires: float
-    status: str
-    options: CrawlOptions
-    error: str | None
-    indexed: int
-    unchanged: int
-    chunks: int
-    not_indexed: int
-    index_error: str | None
-    seeded: bool  # its seeds and sitemap pages are queued
-    owner: str | None = None  # the API key that started it; None: keys off, or stored before owners (everyone's)
-
-    @property
-    def expired(self) -> bool:
-        return self.expires < time.time()
-
-
-@dataclass(frozen=True)
-class Counts:
-    total: int  # queued, fetching and done: failed and blocked pages leave the total, as upstream
-    completed: int
-
-
-@dataclass(frozen=True)
-class QueuedPage:
-    key: str
-    url: str
-    depth: int
 
 
 class JobStore:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agent.api.gate.admission import WINDOW_S, Limits, Release, over_cap, over_per_minute
 from agent.config import Settings
 from agent.errors import RateLimited
+from agent.state.limits import WINDOW_S, Limits, Release, over_cap, over_per_minute
 
 Clock = Callable[[], float]
 

@@ -28,11 +28,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from agent import metrics
-from agent.api.gate.admission import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
 from agent.config import Settings
 from agent.errors import RateLimited
 from agent.metrics import SharedLimit
 from agent.state.leased_slots import LeasedSlots
+from agent.state.limits import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
 from agent.state.limits.memory import Clock, process_limits
 
 log = logging.getLogger("agent")

@@ -1,5 +1,5 @@
-"""Per-host politeness, one gate for every crawl, batch scrape and map of the process: at most a few requests to
-one host at once, all jobs together, and a pause between them.
+"""Per-host politeness of this process (one replica), one gate for every crawl, batch scrape and map: at most
+a few requests to one host at once, all jobs together, and a pause between them.
 
 The pause is the largest of the job's `delay`, robots.txt's Crawl-delay and CRAWL_HOST_DELAY_S (capped at a
 minute); with a pause, requests to the host go one at a time, as Firecrawl's `delay` does, and a request
@@ -12,17 +12,10 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from typing import Protocol
 
-MAX_DELAY_S = 60.0
+from agent.state.politeness import MAX_DELAY_S
+
 MAX_IDLE_HOSTS = 1000  # hosts remembered with nobody at their gate, before the ones whose pause is over go
-
-
-class Gate(Protocol):
-    """Where a request to a host waits its turn: this process's HostGate, or the replicas' one on Redis
-    (politeness_redis.py)."""
-
-    def turn(self, host: str, delay_s: float, slots: int | None = None) -> AbstractAsyncContextManager[None]: ...
 
 
 class HostGate:

@@ -19,7 +19,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent.state.leased_slots import FULL, LeasedSlots
-from agent.state.politeness.memory import MAX_DELAY_S, HostGate
+from agent.state.politeness import MAX_DELAY_S
+from agent.state.politeness.memory import HostGate
 
 log = logging.getLogger(__name__)
 LEASE_S = 10.0

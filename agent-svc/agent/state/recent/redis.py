@@ -22,8 +22,8 @@ from redis.exceptions import RedisError
 
 from agent.config import Settings
 from agent.errors import SharedStateUnavailable
-from agent.state.recent.memory import Kept, keepable
-from agent.state.tasks import Shared
+from agent.state.recent import Kept, keepable
+from agent.state.shared import Shared
 
 log = logging.getLogger(__name__)
 PREFIX = "wisp:scrapes:"

@@ -23,8 +23,9 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from agent import metrics
-from agent.api.gate.usage import Counted, Usage
 from agent.errors import SharedStateUnavailable
+from agent.state.usage import Counted
+from agent.state.usage.memory import Usage
 
 log = logging.getLogger(__name__)
 PREFIX = "wisp:usage:"

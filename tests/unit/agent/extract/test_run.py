@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from agent.extract.run import ExtractJob, ExtractResult, run_extract
+from agent.core.extract_job import ExtractJob, ExtractResult
+from agent.extract.run import run_extract
 
 from ..answers.test_rich import FakeLLM
 from ..fake_searxng import FakeSearxng, replaced

@@ -10,7 +10,8 @@ from redis.asyncio import Redis
 from saq import Status
 
 from agent.config import Settings
-from agent.state.tasks import TaskQueue, shared_state
+from agent.state.shared import shared_state
+from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
 
 

@@ -13,10 +13,10 @@ from agent.api.firecrawl.batch_wire import (
     started_body,
 )
 from agent.api.firecrawl.search_wire import parsed
+from agent.core.crawl_options import BATCH, CrawlOptions
 from agent.errors import BadRequest, InvalidRequest
-from agent.index.crawl.options import BATCH, CrawlOptions
 from agent.search.scrape import ScrapeFailed
-from agent.state.jobs.sqlite import RUNNING, Counts, Job
+from agent.state.jobs import RUNNING, Counts, Job
 
 BASE = "http://127.0.0.1:3002/v2"
 # exactly what firecrawl-py 4.55's Firecrawl.batch_scrape sends with its defaults

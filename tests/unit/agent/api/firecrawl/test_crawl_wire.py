@@ -14,9 +14,10 @@ from agent.api.firecrawl.crawl_wire import (
     started_body,
     status_body,
 )
+from agent.core.crawl_options import CrawlOptions
 from agent.errors import BadRequest
-from agent.index.crawl.options import CrawlOptions, CrawlRequest, V1CrawlRequest
-from agent.state.jobs.sqlite import CANCELLED, COMPLETED, FAILED, RUNNING, Counts, Job
+from agent.index.crawl.options import CrawlRequest, V1CrawlRequest
+from agent.state.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, Counts, Job
 
 BASE = "http://127.0.0.1:3002/v2"  # the routes' base: the API version the client reached
 EXPIRES = 1_767_225_600.25  # 2026-01-01T00:00:00.250Z

@@ -9,10 +9,10 @@ import pytest
 from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
 from agent.api.firecrawl.search_wire import parsed
 from agent.config import Settings
+from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import BadRequest, InvalidRequest
-from agent.extract.run import ExtractJob, ExtractResult
 from agent.index.crawl.options import MAX_URL_CHARS
-from agent.state.extracts.memory import COMPLETED, FAILED, PROCESSING, ExtractRecord
+from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord
 
 SETTINGS = Settings(extract_max_urls=3, extract_site_pages=10, extract_timeout_s=120)
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}

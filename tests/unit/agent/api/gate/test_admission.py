@@ -3,8 +3,9 @@ from dataclasses import replace
 
 import pytest
 
-from agent.api.gate.admission import Limits, is_costly, over_cap, over_per_minute
+from agent.api.gate.admission import is_costly
 from agent.core.query import SearchQuery
+from agent.state.limits import Limits, over_cap, over_per_minute
 
 PLAIN = SearchQuery(query="q", limit=3, retrieval_mode="keyword", search_type="fast")
 

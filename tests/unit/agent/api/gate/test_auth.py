@@ -8,10 +8,11 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 
 from agent.api.gate import auth
-from agent.api.gate.admission import CLIENT, RELEASES, Limits
+from agent.api.gate.admission import CLIENT, RELEASES
 from agent.api.gate.auth import Gate, KeyRing, key_id, load_keys, parse_keys, protect
 from agent.config import Settings
 from agent.errors import RateLimited
+from agent.state.limits import Limits
 from agent.state.limits.memory import RateLimiter
 
 KEY = "wisp-test-key-0123456789abcdef"

@@ -4,7 +4,9 @@ import pytest
 from starlette.datastructures import State
 
 from agent.api.gate.admission import CLIENT
-from agent.api.gate.usage import Meter, Metering, Usage, client_of, owner_of
+from agent.api.gate.usage import Metering, client_of, owner_of
+from agent.state.usage import Meter
+from agent.state.usage.memory import Usage
 
 
 class Inner:

@@ -10,11 +10,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from agent.api.gate.admission import Limits
 from agent.api.openai import routes as openai_routes
 from agent.api.openai.wire import ChatRequest
 from agent.app import create_app
 from agent.config import Settings
+from agent.state.limits import Limits
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
 from ...fake_searxng import FakeSearxng, FakeSemantic

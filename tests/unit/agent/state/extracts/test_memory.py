@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 
+from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, TooManyExtracts
-from agent.extract.run import ExtractJob, ExtractResult
-from agent.state.extracts.memory import COMPLETED, FAILED, PROCESSING, ExtractJobs
+from agent.state.extracts import COMPLETED, FAILED, PROCESSING
+from agent.state.extracts.memory import ExtractJobs
 
 JOB = ExtractJob(("https://a.test/",), (), "p", None)
 DONE = ExtractResult({"ok": True})

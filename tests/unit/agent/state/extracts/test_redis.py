@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 from redis.asyncio import Redis
 
+from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
-from agent.extract.run import ExtractJob, ExtractResult
-from agent.state.extracts.memory import COMPLETED, FAILED, PROCESSING
+from agent.state.extracts import COMPLETED, FAILED, PROCESSING
 from agent.state.extracts.redis import RedisExtractJobs
 from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer

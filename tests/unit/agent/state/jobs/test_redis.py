@@ -8,10 +8,10 @@ from collections.abc import Awaitable, Callable
 import pytest
 from redis.asyncio import Redis
 
+from agent.core.crawl_options import CrawlOptions
 from agent.errors import SharedStateUnavailable
-from agent.index.crawl.options import CrawlOptions
+from agent.state.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, Counts, QueuedPage
 from agent.state.jobs.redis import MAX_ATTEMPTS, RUNNING_SET, RedisJobStore
-from agent.state.jobs.sqlite import CANCELLED, COMPLETED, FAILED, RUNNING, Counts, QueuedPage
 from offline_web.redis_server import RedisServer
 
 OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10, include=("^/guide",), delay_s=0.5)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.index.crawl.options import CrawlOptions
-from agent.state.jobs.sqlite import CANCELLED, COMPLETED, FAILED, ROWS_PER_PAGE, RUNNING, Counts, JobStore, QueuedPage
+from agent.core.crawl_options import CrawlOptions
+from agent.state.jobs import CANCELLED, COMPLETED, FAILED, ROWS_PER_PAGE, RUNNING, Counts, QueuedPage
+from agent.state.jobs.sqlite import JobStore
 
 OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10, include=("^/guide",), delay_s=0.5,
                        warnings=("prompt is not supported",))

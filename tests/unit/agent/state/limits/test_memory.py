@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
-from agent.api.gate.admission import WINDOW_S
 from agent.config import Settings
 from agent.errors import RateLimited
+from agent.state.limits import WINDOW_S
 from agent.state.limits.memory import ConcurrencyCap, RateLimiter, process_limits
 
 run = asyncio.run

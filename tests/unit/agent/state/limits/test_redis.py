@@ -14,10 +14,11 @@ import pytest
 import redis
 from prometheus_client import REGISTRY
 
-from agent.api.gate.admission import CLIENT, RELEASES, Limits
+from agent.api.gate.admission import CLIENT, RELEASES
 from agent.api.gate.auth import Gate
 from agent.config import Settings
 from agent.errors import RateLimited
+from agent.state.limits import Limits
 from agent.state.limits.redis import RECHECK_S, _where, shared_limits
 from offline_web.redis_server import RedisServer
 

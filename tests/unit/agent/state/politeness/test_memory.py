@@ -3,7 +3,8 @@
 import asyncio
 import time
 
-from agent.state.politeness.memory import MAX_DELAY_S, MAX_IDLE_HOSTS, HostGate
+from agent.state.politeness import MAX_DELAY_S
+from agent.state.politeness.memory import MAX_IDLE_HOSTS, HostGate
 
 
 async def visit(gate: HostGate, host: str, delay_s: float, log: list[tuple[str, str, float]],

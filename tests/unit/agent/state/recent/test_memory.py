@@ -1,7 +1,8 @@
 import asyncio
 import json
 
-from agent.state.recent.memory import Kept, RecentScrapes
+from agent.state.recent import Kept
+from agent.state.recent.memory import RecentScrapes
 
 ID = "0190a0a0-0000-7000-8000-00000000000{}"
 

@@ -10,8 +10,8 @@ import pytest
 import redis
 from redis.asyncio import Redis
 
-from agent.api.gate.usage import Counted
 from agent.errors import SharedStateUnavailable
+from agent.state.usage import Counted
 from agent.state.usage import redis as usage_redis
 from agent.state.usage.redis import RedisUsage
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent.api.bodies import read_request
 from agent.api.firecrawl.batch_wire import (
     BatchScrapeRequest,
     V1BatchScrapeRequest,
@@ -15,7 +16,6 @@ from agent.api.firecrawl.batch_wire import (
 )
 from agent.api.firecrawl.crawl_routes import api_base_url
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, paging
-from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.usage import owner_of
 from agent.core.crawl_options import BATCH
 from agent.index.crawl.manager import Crawls

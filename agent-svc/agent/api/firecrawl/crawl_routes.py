@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.requests import HTTPConnection
 
+from agent.api.bodies import read_request
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
-from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.usage import owner_of
 from agent.core.crawl_options import CRAWL
 from agent.errors import BadRequest

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent.api.bodies import read_request
 from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
-from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.state.extracts.memory import ExtractJobs

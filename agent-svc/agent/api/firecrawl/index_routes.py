@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
-from agent.api.firecrawl.search_wire import read_request, v2_response
+from agent.api.bodies import read_request
+from agent.api.firecrawl.search_wire import v2_response
 from agent.api.gate.admission import admit_costly
 from agent.errors import Degraded, UpstreamError
 from agent.index.crawl.options import MAX_URL_CHARS

@@ -9,8 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent.api.bodies import read_request
 from agent.api.firecrawl.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
-from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.admission import admit_costly
 from agent.index.map.site_map import SiteMap, map_site
 

@@ -8,8 +8,8 @@ import uuid
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from agent.api.bodies import read_request
 from agent.api.firecrawl.scrape_wire import ScrapeRequest, V1ScrapeRequest
-from agent.api.firecrawl.search_wire import read_request
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.errors import BadRequest, Forbidden, NotFound

@@ -1,4 +1,5 @@
-"""Firecrawl's /v2/search and /v1/search wire formats: request models, response shapes, error envelope.
+"""Firecrawl's /v2/search and /v1/search wire formats: request models, response shapes, error envelope (the
+scrape options and integer bounds the other Firecrawl endpoints share).
 
 Lenient where Firecrawl's clients need it (unknown keys, mixed string/object arrays, nulls), strict on
 the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
@@ -6,12 +7,9 @@ the types of known keys; see ../shared/reference/firecrawl-search-contract.md.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-from fastapi import Request
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -20,7 +18,6 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
     ValidationInfo,
     field_validator,
 )
@@ -28,24 +25,19 @@ from wisp_obs.requests import request_id
 
 from agent.answers.page_answers import page_ask
 from agent.answers.schemas import checked_schema
-from agent.api.gate.body_limits import RequestLimits, parsed_json
+from agent.api.bodies import DEFAULT_LIMITS, limits_of, parsed
+from agent.api.gate.body_limits import RequestLimits
 from agent.core.formats import PAGE_ASK_KINDS
 from agent.core.hits import Hit
 from agent.core.outcome import SearchOutcome
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.core.query import PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
-from agent.errors import BadRequest, InvalidRequest, InvalidRequestBody, WispError
+from agent.errors import BadRequest, InvalidRequestBody
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains
 
-log = logging.getLogger(__name__)
-M = TypeVar("M", bound=BaseModel)
 MAX_SAFE_INTEGER = 2**53 - 1  # zod's .int() on Firecrawl's side: larger numbers are not integers to its clients
-DEFAULT_LIMITS = RequestLimits()
 SafeInt = Annotated[StrictInt, Field(le=MAX_SAFE_INTEGER)]
-# how a body its schema refuses is answered: search's controllers word it themselves, every other endpoint's
-# goes to Firecrawl's global zod handler (errors.InvalidRequest)
-Refusal = Callable[[list[dict[str, Any]]], BadRequest]
 
 
 def _typed_items(value: Any) -> Any:
@@ -135,7 +127,7 @@ class _SearchRequestBase(_Lenient):
     @field_validator("query")
     @classmethod
     def _bounded_query(cls, query: str, info: ValidationInfo) -> str:
-        limits = _limits(info)
+        limits = limits_of(info)
         if limits and len(query) > limits.max_query_chars:
             raise ValueError(f"query has {len(query)} characters; at most {limits.max_query_chars} are accepted")
         return query
@@ -197,7 +189,7 @@ class V2SearchRequest(_SearchRequestBase):
     @field_validator("includeDomains", "excludeDomains")
     @classmethod
     def _bounded_domains(cls, domains: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        limits = _limits(info)
+        limits = limits_of(info)
         if limits and domains and len(domains) > limits.max_domains:
             raise ValueError(f"{len(domains)} domains; at most {limits.max_domains} are accepted")
         return domains
@@ -238,35 +230,10 @@ V2_DEFAULT_LIMIT = 10  # current upstream code (the docs still say 5); the sync 
 V1_DEFAULT_LIMIT = 5
 
 
-async def read_request(request: Request, model: type[M], refusal: Refusal = InvalidRequest) -> M:
-    """The request's body as `model`, within the service's request limits (see `parsed`)."""
-    return parsed(await request.body(), model, RequestLimits.of(request.app.state.services.settings), refusal)
-
-
 def parse_request(raw: bytes, model: type[V2SearchRequest] | type[V1SearchRequest],
                   limits: RequestLimits = DEFAULT_LIMITS) -> SearchQuery:
     """Raw body → SearchQuery; raises InvalidJson, InvalidRequestBody (with zod-like details) or BadRequest."""
     return parsed(raw, model, limits, InvalidRequestBody).to_query()
-
-
-def parsed(raw: bytes, model: type[M], limits: RequestLimits = DEFAULT_LIMITS,
-           refusal: Refusal = InvalidRequest) -> M:
-    """Raw body → the request model; raises InvalidJson, BadRequest past a limit, or `refusal` with zod-like
-    issues."""
-    body = parsed_json(raw, limits)
-    if not isinstance(body, dict):
-        raise refusal([_issue("invalid_type", [], "Invalid input: expected object")])
-    try:
-        request = model.model_validate(body, context={"limits": limits})
-    except ValidationError as e:
-        raise refusal([_issue_of(error) for error in e.errors()]) from None
-    if request.model_extra:
-        log.info("ignoring unknown request keys: %s", sorted(request.model_extra))
-    return request
-
-
-def _limits(info: ValidationInfo) -> RequestLimits | None:
-    return (info.context or {}).get("limits")
 
 
 def v2_response(outcome: SearchOutcome, query: SearchQuery) -> dict[str, Any]:
@@ -301,16 +268,6 @@ def v1_response(outcome: SearchOutcome) -> dict[str, Any]:
     }
     if warnings:
         body["warning"] = "; ".join(warnings)
-    return body
-
-
-def error_body(error: WispError) -> dict[str, Any]:
-    """The one mapping from an exception to Firecrawl's error envelope."""
-    body: dict[str, Any] = {"success": False, "error": error.message}
-    if error.code:
-        body["code"] = error.code
-    if error.details is not None:
-        body["details"] = error.details
     return body
 
 
@@ -359,25 +316,3 @@ def _unique_sources(sources: list[SourceRequest]) -> list[SourceRequest]:
     return list(seen.values())
 
 
-# pydantic error types → the zod issue codes Firecrawl's clients know
-_ZOD_CODES = {
-    "missing": "invalid_type", "string_type": "invalid_type", "int_type": "invalid_type", "bool_type": "invalid_type",
-    "list_type": "invalid_type", "dict_type": "invalid_type", "model_type": "invalid_type",
-    "int_from_float": "invalid_type", "greater_than": "too_small", "greater_than_equal": "too_small",
-    "string_too_short": "too_small", "less_than": "too_big", "less_than_equal": "too_big",
-    "string_too_long": "too_big", "too_long": "too_big", "too_short": "too_small", "float_type": "invalid_type",
-    "literal_error": "invalid_value", "enum": "invalid_value", "value_error": "custom",
-}
-
-
-def _issue_of(error: dict[str, Any]) -> dict[str, Any]:
-    path = list(error["loc"])
-    message = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "missing":
-        message = "Required"
-    # "custom" is a check of Wisp's own (a field validator's ValueError), as zod's refinements are
-    return _issue(_ZOD_CODES.get(error["type"], "invalid_value"), path, message)
-
-
-def _issue(code: str, path: list[Any], message: str) -> dict[str, Any]:
-    return {"code": code, "path": path, "message": message}

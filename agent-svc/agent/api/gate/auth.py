@@ -24,8 +24,8 @@ import anyio
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent.api.bodies import DEFAULT_LIMITS
 from agent.api.envelopes import error_body_for
-from agent.api.firecrawl.search_wire import DEFAULT_LIMITS
 from agent.api.gate.admission import CLIENT, KEY_CLIENT, RELEASES, caller, starts_work
 from agent.api.gate.body_limits import parsed_json
 from agent.api.tavily.wire import PATHS as TAVILY_PATHS

@@ -222,6 +222,7 @@ def error_body(error: WispError) -> dict[str, Any]:
     return {"error": {"message": error.message, "type": kind, "param": None, "code": code}}
 
 
-def error_event(error: WispError) -> bytes:
-    """An error after the stream began, as the event OpenAI's SDK raises from (`data` with an `error`)."""
-    return f"data: {json.dumps(error_body(error))}\n\n".encode()
+def error_event(envelope: dict[str, Any], status: int) -> bytes:
+    """An error after the stream began (its envelope, `error_body`'s), as the event OpenAI's SDK raises from
+    (`data` with an `error`)."""
+    return f"data: {json.dumps(envelope)}\n\n".encode()

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from agent.api.bodies import parsed
 from agent.api.firecrawl.batch_wire import (
     BatchScrapeRequest,
     V1BatchScrapeRequest,
@@ -12,7 +13,6 @@ from agent.api.firecrawl.batch_wire import (
     batch_status_body,
     started_body,
 )
-from agent.api.firecrawl.search_wire import parsed
 from agent.core.crawl_options import BATCH, CrawlOptions
 from agent.errors import BadRequest, InvalidRequest
 from agent.search.scrape import ScrapeFailed

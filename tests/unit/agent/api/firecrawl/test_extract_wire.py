@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from agent.api.bodies import parsed
 from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
-from agent.api.firecrawl.search_wire import parsed
 from agent.config import Settings
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import BadRequest, InvalidRequest

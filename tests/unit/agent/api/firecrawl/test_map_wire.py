@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
+from agent.api.bodies import parsed
 from agent.api.firecrawl.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
-from agent.api.firecrawl.search_wire import parsed
 from agent.api.gate.body_limits import RequestLimits
 from agent.config import Settings
 from agent.errors import BadRequest, InvalidRequest

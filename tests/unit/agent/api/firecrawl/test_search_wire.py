@@ -3,11 +3,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent.api.firecrawl.envelope import error_body
 from agent.api.firecrawl.search_wire import (
     MAX_SAFE_INTEGER,
     V1SearchRequest,
     V2SearchRequest,
-    error_body,
     parse_request,
     v1_response,
     v2_response,

@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from agent.api.envelopes import answer_errors
 from agent.api.openai import routes as openai_routes
 from agent.api.openai.wire import ChatRequest
 from agent.app import create_app
@@ -27,6 +28,7 @@ def app_on(llm: FakeLLM, **settings: object) -> FastAPI:
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
     app = FastAPI()
     app.include_router(openai_routes.router)
+    answer_errors(app)  # the app's: the routes raise, the handlers answer in OpenAI's envelope
     app.state.services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
                                        rich_abstain_below=0.2, support_floor=0.6, **settings)

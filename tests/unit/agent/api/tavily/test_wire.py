@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from agent.api.firecrawl.search_wire import parsed
+from agent.api.bodies import parsed
 from agent.api.tavily.wire import TavilyExtractRequest, TavilySearchRequest, error_body
 from agent.errors import InvalidRequest, RateLimited
 

@@ -1,7 +1,7 @@
 """One /v2/extract job: gather the pages (the URLs given, the sites named with `/*` as /v2/map lists them, and
 Wisp's own search for the prompt when `enableWebSearch` is set or no URL is given), read them, and ask the LLM
 for the JSON (answers.extraction: batches within RICH_CONTEXT_CHARS, merged). The request's wire format is
-api.extract_wire's; the jobs and their status live in extract_jobs.py.
+api/firecrawl/extract_wire.py's; the jobs and their status live in state/extracts/ (extract/jobs.py picks the store).
 
 A job never raises for what it met: no page to read, no valid JSON from any batch, or the deadline passed is
 a result with `error` (status "failed"); pages that fail beside others that did not are a warning.

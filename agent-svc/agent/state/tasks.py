@@ -4,7 +4,7 @@ A task is a named coroutine function and keyword arguments of JSON values. Each 
 already queued or running is not queued again, so a page of a crawl is never queued twice. A running task
 renews its lease (saq's heartbeat) every third of `lease_s`; a replica that dies stops renewing it, and after
 the lease one replica's sweep (every `sweep_s`, one replica at a time) hands the task to another replica.
-Finished tasks are forgotten at once: what they did is in the jobs' own records (index/crawl/jobs_redis.py),
+Finished tasks are forgotten at once: what they did is in the jobs' own records (state/jobs/redis.py),
 which also decide whether a task handed over has anything left to do, so that no page is done twice.
 
 Why saq (bench/job_queues.py; docs/scaling.md): asyncio-native, in-process workers, leases kept alive by a

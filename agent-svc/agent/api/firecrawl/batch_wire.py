@@ -1,8 +1,8 @@
 """Firecrawl's batch scrape (POST /v2/batch/scrape and /v1/batch/scrape) on the wire: `urls` and the batch's
 own keys beside a scrape's options, which are read exactly as /v2/scrape (or /v1/scrape) reads them
-(api.scrape_wire), so that each URL's Document is the one a scrape would give. A batch becomes the
+(scrape_wire.py), so that each URL's Document is the one a scrape would give. A batch becomes the
 CrawlOptions of a batch job: the crawl machinery (index/crawl) runs it, and its status, cancel and errors
-answers are the crawl's (api.crawl_wire).
+answers are the crawl's (crawl_wire.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ documents came before it; firecrawl-py's watchers build their result from them) 
 cancelled one gets no message, and the SDKs read the status over HTTP. The socket then closes with 1000 and the
 reason {"type":"done"}, as upstream closes it. An unknown or expired crawl (a batch's id too) closes with 1008,
 as upstream; past MAX_WATCHERS open sockets a new one closes with 1013 (try again later). The key is checked
-before the handshake (auth.py), as for HTTP.
+before the handshake (api/gate/auth.py), as for HTTP.
 """
 
 from __future__ import annotations

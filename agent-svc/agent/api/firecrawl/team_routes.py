@@ -1,7 +1,8 @@
 """Firecrawl's team endpoints (credit and token usage, concurrency, queue status), answered for a self-hosted
-service: no plan; Wisp's own counts of the calling client, over one period from agent-svc's start (usage.py), or
-with REDIS_URL from the first count in Redis, the same on every replica (usage_redis.py). The requests in flight
-that concurrency-check and queue-status report are the answering replica's.
+service: no plan; Wisp's own counts of the calling client, over one period from agent-svc's start
+(state/usage/memory.py), or with REDIS_URL from the first count in Redis, the same on every replica
+(state/usage/redis.py). The requests in flight that concurrency-check and queue-status report are the answering
+replica's.
 
 Where Firecrawl reports a limit Wisp does not have, these report NO_LIMIT, the figure Firecrawl's own
 self-hosted server reports for its unlimited teams, since both SDKs require an integer there. v2 answers in

@@ -1,4 +1,4 @@
-"""What each client has used since agent-svc started, for Firecrawl's team endpoints (team_routes.py).
+"""What each client has used since agent-svc started, for Firecrawl's team endpoints (api/firecrawl/team_routes.py).
 
 A client is what the limits count (admission.py): an API key, or the caller's address when keyless. Wisp has no
 plan and charges nothing; it counts one credit per request that started work (a POST, MCP's excepted) and

@@ -42,7 +42,7 @@ class TavilySearchRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     query: StrictStr = Field(min_length=1)
-    api_key: StrictStr | None = None  # older clients' key; the gate reads it (auth.py)
+    api_key: StrictStr | None = None  # older clients' key; the gate reads it (api/gate/auth.py)
     search_depth: Literal["basic", "advanced", "fast", "ultra-fast"] | None = None
     topic: Literal["general", "news", "finance"] | None = None
     max_results: StrictInt | None = Field(None, ge=0, le=20)

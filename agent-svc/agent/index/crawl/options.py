@@ -1,4 +1,5 @@
-"""Firecrawl's crawl request (contract §4.1) and the options a crawl runs with.
+"""Firecrawl's crawl request (contract §4.1), and how it becomes the options a crawl runs with
+(core/crawl_options.py).
 
 Lenient like the search request (unknown keys accepted and ignored), strict on the types of known keys, with
 explicit limits: path patterns are RE2 (as upstream's, so a pattern cannot backtrack for minutes), at most

@@ -3,7 +3,7 @@ and each extraction a task of the shared queue, which any replica runs (EXTRACT_
 An extraction whose replica dies is handed over after its lease and runs again from its start (it has nothing
 worth resuming); its result is recorded once, by whichever run finishes first.
 
-The same bounds as extract_jobs.py's, over all replicas: EXTRACT_MAX_JOBS unfinished extractions, and
+The same bounds as memory.py's, over all replicas: EXTRACT_MAX_JOBS unfinished extractions, and
 EXTRACT_MAX_JOBS_PER_KEY of one client's.
 """
 

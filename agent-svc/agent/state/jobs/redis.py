@@ -1,5 +1,5 @@
 """The crawl jobs and their frontiers on Redis (REDIS_URL), shared by every agent-svc replica: the same
-operations as jobs.py's SQLite store, each one atomic (a Lua script or a transaction), so that replicas working
+operations as sqlite.py's store, each one atomic (a Lua script or a transaction), so that replicas working
 on one crawl at once never see half a change.
 
 A job is a hash of its fields and page counts; its pages a hash of key → {url, depth, state, attempts}; its

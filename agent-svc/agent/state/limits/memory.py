@@ -1,5 +1,5 @@
 """The limits counted in the process: exact for one replica, and what each replica falls back to while the
-Redis of REDIS_URL is down (limits_redis.py). Nothing here awaits: the methods are async for the interface."""
+Redis of REDIS_URL is down (redis.py). Nothing here awaits: the methods are async for the interface."""
 
 from __future__ import annotations
 

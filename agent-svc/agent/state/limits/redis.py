@@ -3,7 +3,7 @@
 RATE_LIMIT_PER_MIN is the `limits` package's moving window; RANKED_CONCURRENCY_PER_KEY a semaphore with leases
 (a sorted set of the requests in flight per client, scored by the end of their lease), since `limits` has none.
 Redis is never a reason to refuse a request: on any Redis error (a short socket timeout bounds the wait) the
-request is counted by the process alone (limits_memory.py), Redis is left alone for a second, and then one
+request is counted by the process alone (memory.py), Redis is left alone for a second, and then one
 request tries it again; /readyz carries a warning meanwhile.
 """
 
@@ -63,7 +63,7 @@ class RedisRateLimiter:
 
 
 class RedisCap:
-    """RANKED_CONCURRENCY_PER_KEY over every replica: each client's slots are leased (upstream/leased_slots.py) and
+    """RANKED_CONCURRENCY_PER_KEY over every replica: each client's slots are leased (state/leased_slots.py) and
     renewed while their request runs, so the slots of a replica killed while holding them come back within
     `lease_s`, and a long request keeps its own."""
 

@@ -2,7 +2,7 @@
 CRAWL_HOST_CONCURRENCY requests to a host at once, one at a time with a pause between them when a job or
 robots.txt asks for one), kept in Redis so that three replicas crawling one site are as polite as one.
 
-A turn is a leased slot (upstream/leased_slots.py): the holder renews the lease while its request runs, so a
+A turn is a leased slot (state/leased_slots.py): the holder renews the lease while its request runs, so a
 replica that dies gives its turns back within LEASE_S. Redis out of reach: the process's own gate takes over for
 that turn, with a warning.
 """

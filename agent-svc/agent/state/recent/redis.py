@@ -1,5 +1,5 @@
 """The Documents of recent scrapes in the Redis of REDIS_URL, so that GET /v2/scrape/{id} finds a scrape on
-whichever replica the balancer picks. The same bounds as recent.py's, over all replicas: SCRAPE_KEEP_COUNT
+whichever replica the balancer picks. The same bounds as memory.py's, over all replicas: SCRAPE_KEEP_COUNT
 Documents and SCRAPE_KEEP_BYTES of their JSON, the oldest going first, each kept SCRAPE_KEEP_S.
 
 Each Document is a hash (its owner, its JSON) that expires with its time; a sorted set holds when each expires

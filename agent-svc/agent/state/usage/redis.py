@@ -4,7 +4,7 @@ to the client's count and records the success. The period the counts cover start
 the first read when none came before it, and outlives the replicas' restarts as the counts do. The clients kept
 are bounded as the in-process counts are: past `max_clients`, the least recently credited is forgotten.
 
-The requests in flight stay each replica's own (usage.py's counts, which concurrency-check reports): they are
+The requests in flight stay each replica's own (memory.py's counts, which concurrency-check reports): they are
 this replica's work now, not a count that must add up over time.
 
 Redis never fails a request here: a credit it cannot take is lost, counted in wisp_agent_usage_credits_lost_total

@@ -1,4 +1,4 @@
-"""A map of one site (search/site_map.py) from its sitemaps, its pages' links and SearXNG's site: results: the
+"""A map of one site (index/map/site_map.py) from its sitemaps, its pages' links and SearXNG's site: results: the
 scope, one entry per page, the order with and without `search`, the limit and the deadline. The offline web and
 the real SDKs: tests/integration/test_map.py."""
 

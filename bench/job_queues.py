@@ -53,7 +53,7 @@ import taskiq.api
 import taskiq_redis
 from redis.asyncio import Redis
 
-from agent.upstream.task_queue import LeasedQueue
+from agent.state.tasks import LeasedQueue
 from offline_web.processes import ending_with_this_process
 from offline_web.redis_server import RedisServer
 
@@ -119,7 +119,7 @@ class Saq:
 
 
 class WispSaq(Saq):
-    """saq as Wisp runs it: the same settings, with Wisp's sweep (agent/upstream/task_queue.py), which hands over a
+    """saq as Wisp runs it: the same settings, with Wisp's sweep (agent/state/tasks.py), which hands over a
     task not yet marked active only when two sweeps see it so (saq's own takes it at once: saq#277)."""
 
     settings = Saq.settings + "; Wisp's sweep"

@@ -28,10 +28,10 @@ from pathlib import Path
 import httpx
 import redis
 
-from agent.api.admission import Limits
-from agent.api.limits_memory import process_limits
-from agent.api.limits_redis import shared_limits
 from agent.config import Settings
+from agent.state.limits import Limits
+from agent.state.limits.memory import process_limits
+from agent.state.limits.redis import shared_limits
 from offline_web.redis_server import RedisServer
 from offline_web.stack import offline_search_stack, uvicorn_service
 

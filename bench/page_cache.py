@@ -25,7 +25,8 @@ from pathlib import Path
 
 import httpx
 
-from agent.pages.cache import DiskStore, PageCache
+from agent.pages.cache import PageCache
+from agent.state.page_cache.disk import DiskStore
 from offline_web.stack import offline_search_stack, uvicorn_service
 
 ROOT = Path(__file__).parent.parent

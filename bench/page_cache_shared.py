@@ -43,8 +43,11 @@ import redis
 from page_cache import QUERIES
 
 from agent.core.pages import Fetched
-from agent.pages.cache import DiskStore, MemoryStore, PageCache, Store, encoded
-from agent.pages.redis_store import RedisStore
+from agent.pages.cache import PageCache, encoded
+from agent.state.page_cache import Store
+from agent.state.page_cache.disk import DiskStore
+from agent.state.page_cache.memory import MemoryStore
+from agent.state.page_cache.redis import RedisStore
 from offline_web.redis_server import RedisServer
 from offline_web.server import OfflineWeb
 from offline_web.stack import prepare_index, scaled_agents

@@ -35,11 +35,12 @@ import redis
 from page_cache_shared import corpus, ms_since, spread
 from redis.asyncio import Redis
 
-from agent.api.usage import Usage
-from agent.api.usage_redis import RedisUsage
 from agent.core.pages import Fetched
-from agent.search.recent import Recent, RecentScrapes
-from agent.search.recent_redis import RedisRecentScrapes
+from agent.state.recent import Recent
+from agent.state.recent.memory import RecentScrapes
+from agent.state.recent.redis import RedisRecentScrapes
+from agent.state.usage.memory import Usage
+from agent.state.usage.redis import RedisUsage
 from offline_web.redis_server import RedisServer
 from offline_web.server import OfflineWeb
 from offline_web.stack import prepare_index, uvicorn_service

@@ -1,4 +1,5 @@
-"""HTTP routes of agent-svc: parse, call one function, shape the reply. Exposes `app`."""
+"""The app: its lifespan (where every client and store is made), its routers, error handlers and middleware.
+Exposes `app`."""
 
 from __future__ import annotations
 
@@ -9,37 +10,33 @@ from contextlib import asynccontextmanager
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from wisp_obs import logs
-from wisp_obs.requests import ObservedRequests, id_header
+from wisp_obs.requests import ObservedRequests
 
 from agent import metrics
 from agent.answers import schemas
-from agent.api import (
+from agent.api.envelopes import answer_errors, error_body_for
+from agent.api.firecrawl import (
     batch_routes,
     crawl_routes,
     crawl_ws,
     extract_routes,
     index_routes,
     map_routes,
-    openai_routes,
     scrape_routes,
-    tavily_routes,
+    search_routes,
     team_routes,
 )
-from agent.api.admission import admit_search
-from agent.api.auth import protect
-from agent.api.body_limits import BodyLimit
-from agent.api.envelopes import error_body_for
-from agent.api.firecrawl import V1SearchRequest, V2SearchRequest, read_request, v1_response, v2_response
-from agent.api.streaming import search_events
-from agent.api.usage import Metering, Usage
-from agent.api.usage_redis import RedisUsage
+from agent.api.gate.auth import protect
+from agent.api.gate.body_limits import BodyLimit
+from agent.api.gate.usage import Metering
+from agent.api.openai import routes as openai_routes
+from agent.api.tavily import routes as tavily_routes
 from agent.config import Settings, get_settings
-from agent.core.query import SearchQuery
-from agent.errors import InvalidRequestBody, UpstreamError, WispError
+from agent.errors import UpstreamError
+from agent.extract.jobs import extract_jobs, redis_extract_jobs
 from agent.index.crawl import setup as crawl_setup
 from agent.index.ingest import Ingest
 from agent.mcp.server import mounted as mcp_mounted
@@ -48,21 +45,19 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
-from agent.search.extract_jobs import extract_jobs
-from agent.search.extract_jobs_redis import redis_extract_jobs
-from agent.search.recent import recent_scrapes
-from agent.search.recent_redis import redis_recent_scrapes
-from agent.search.service import check_names, prepared, run_search
+from agent.search.service import check_names
 from agent.services import Services
+from agent.state.recent.memory import recent_scrapes
+from agent.state.recent.redis import redis_recent_scrapes
+from agent.state.shared import shared_state
+from agent.state.usage.memory import Usage
+from agent.state.usage.redis import RedisUsage
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
 from agent.upstream.searxng import SearxngClient
 from agent.upstream.semantic import SemanticClient
-from agent.upstream.task_queue import shared_state
 
-log = logging.getLogger("agent")
-EVENT_STREAM = "text/event-stream"
 SCHEMA_WORKERS = 1  # applying a schema takes milliseconds; a hostile one is stopped after 2 s
 
 
@@ -135,22 +130,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.usage = Usage()  # the lifespan replaces it on REDIS_URL
     app.router.routes.extend(mcp_routes)
 
-    @app.post("/v2/search")
-    async def search_v2(request: Request) -> Response:
-        query = await _admitted_query(request, V2SearchRequest)
-        if query.stream:
-            return StreamingResponse(search_events(query, request.app.state.services), media_type=EVENT_STREAM)
-        outcome = await run_search(query, request.app.state.services)
-        return JSONResponse(v2_response(outcome, query))
-
-    @app.post("/v1/search")
-    async def search_v1(request: Request) -> JSONResponse:
-        query = await _admitted_query(request, V1SearchRequest)
-        outcome = await run_search(query, request.app.state.services)
-        return JSONResponse(v1_response(outcome))
-
-    for routes in (batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes, openai_routes,
-                   scrape_routes, tavily_routes, team_routes):
+    for routes in (search_routes, batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes,
+                   openai_routes, scrape_routes, tavily_routes, team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")
@@ -174,42 +155,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def prometheus() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
-    _install_error_handlers(app)
+    answer_errors(app)
     app.add_middleware(Metering, state=app.state)  # inside the gate: refused requests are not counted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body_for)
     protect(app, settings)  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included
     app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
     return app
-
-
-async def _admitted_query(request: Request, model: type[V1SearchRequest | V2SearchRequest]) -> SearchQuery:
-    """The request's search with the service's defaults, once the client has a slot for it if it is costly."""
-    body = await read_request(request, model, InvalidRequestBody)  # search words its refusals itself
-    query = prepared(body.to_query(), request.app.state.services.settings)
-    await admit_search(request, query)
-    return query
-
-
-def _install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(WispError)
-    async def wisp_error(request: Request, error: WispError) -> JSONResponse:
-        if error.status >= 500:
-            log.warning("%s: %s", type(error).__name__, error.message)
-        return JSONResponse(error_body_for(request.url.path)(error), status_code=error.status, headers=error.headers())
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        message = f"{request.method} {request.url.path}: {error.detail}"
-        return JSONResponse(error_body_for(request.url.path)(WispError(message)), status_code=error.status_code)
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, error: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        message = f"Internal server error ({type(error).__name__}); the details are in agent-svc's log"
-        # sent outside the middleware, which names every other response
-        return JSONResponse(error_body_for(request.url.path)(WispError(message)), status_code=500,
-                            headers=id_header())
 
 
 app = create_app()

@@ -213,7 +213,7 @@ class Settings(BaseSettings):
                                "takes it over")
     job_sweep_s: float = Field(2.0, ge=1, le=60, description="With REDIS_URL: how often one replica looks for tasks "
                                "whose lease has lapsed")
-    # keys and limits (api/auth.py, api/admission.py)
+    # keys and limits (api/gate/auth.py, api/gate/admission.py)
     api_keys: SecretStr = Field(SecretStr(""), description="Comma-separated API keys; when any is set, every route "
                                 "but /healthz and /readyz needs `Authorization: Bearer <key>`")
     api_keys_file: str = Field("", description="File of API keys, one a line (`#` comments), added to API_KEYS")

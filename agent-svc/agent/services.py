@@ -11,11 +11,12 @@ from agent.config import Settings
 from agent.core.context import Budget, SearchContext
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.politeness import Gate
 from agent.index.ingest import Ingest
+from agent.index.map.site_map import MapTools
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import RequestPages
 from agent.pages.workers import WorkerPool
+from agent.state.politeness import Gate
 from agent.upstream.clients import Upstreams
 
 
@@ -41,3 +42,6 @@ class Services:
 
     def crawl_tools(self) -> CrawlTools:
         return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest, self.gate)
+
+    def map_tools(self) -> MapTools:
+        return MapTools(self.settings, self.fetcher, self.cpu_pool, self.gate, self.upstreams.searxng)

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from agent.api.index_routes import SimilarRequest
-from agent.api.scrape_wire import MAX_TIMEOUT_MS
+from agent.api.firecrawl.index_routes import SimilarRequest
+from agent.api.firecrawl.scrape_wire import MAX_TIMEOUT_MS
 from agent.config import Settings as AgentSettings
 from semantic.config import Settings as SemanticSettings
 

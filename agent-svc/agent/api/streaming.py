@@ -1,42 +1,21 @@
-"""`stream: true`: the search as server-sent events. A rich answer's text comes as `answer.delta` events while
-the model writes it; then one `done` event holds the whole v2 response (or `error`, Firecrawl's error envelope
-with its `status`, for what failed after the stream began). A request that is wrong gets its 4xx before any
-event, and a client that goes away cancels the search."""
+"""`stream: true`: a search's answer as the model writes it, for the front door's streaming surfaces (each shapes
+the pieces into its own server-sent events). A request that is wrong gets its 4xx before any event, and a client
+that goes away cancels the search."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from agent.api.firecrawl import error_body, v2_response
 from agent.core.outcome import SearchOutcome
-from agent.core.query import SearchQuery
-from agent.errors import WispError
-from agent.search.service import run_search
-from agent.services import Services
 
-log = logging.getLogger("agent")
+EVENT_STREAM = "text/event-stream"
+OnText = Callable[[str], None]  # what a search calls with each piece of the answer's text
 
 
-async def search_events(query: SearchQuery, services: Services) -> AsyncIterator[bytes]:
-    try:
-        async for piece in answer_stream(lambda on_text: run_search(query, services, on_text)):
-            if isinstance(piece, str):
-                yield event("answer.delta", {"text": piece})
-            else:
-                yield event("done", v2_response(piece, query))
-    except WispError as e:
-        yield event("error", {**error_body(e), "status": e.status})
-    except Exception as e:  # as app.py's handler of the unexpected: logged, and an envelope, not a trace
-        log.exception("unhandled error in a streamed search")
-        failure = WispError(f"Internal server error ({type(e).__name__}); the details are in agent-svc's log")
-        yield event("error", {**error_body(failure), "status": 500})
-
-
-async def answer_stream(run: Callable[[Callable[[str], None]], Awaitable[SearchOutcome]]
+async def answer_stream(run: Callable[[OnText], Awaitable[SearchOutcome]]
                         ) -> AsyncIterator[str | SearchOutcome]:
     """The answer's text as the model writes it, then the search's outcome (its error raised); `run` starts the
     search with the callback that gets the text. A consumer that goes away cancels the search."""

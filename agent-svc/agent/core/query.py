@@ -51,6 +51,6 @@ class SearchQuery:
     output_schema: dict | None = None  # rich: a checked JSON Schema for `answer.json`
     system_prompt: str | None = None  # rich: before Wisp's own rules
     llm_model: str | None = None  # rich: another model on the same server
-    stream: bool = False  # answer with server-sent events (streaming.py)
+    stream: bool = False  # answer with server-sent events (api/front_door.py)
     page_asks: tuple[PageAsk, ...] = ()  # scrapeOptions.formats the LLM answers per page (answers/page_answers.py)
     cache_use: CacheUse = SERVICE_CACHE_USE  # scrapeOptions.maxAge and storeInCache, for every page the search fetches

@@ -1,7 +1,7 @@
 """A scrape: one URL through the page stage (the fetch with its SSRF guard, extraction in the worker pool, both
 within the request's timeout), shaped as the Firecrawl Document that search's scrapeOptions return, with
 summary, json and question asked of the LLM (answers.page_answers). The request's wire format is
-api.scrape_wire's.
+api/firecrawl/scrape_wire.py's.
 
 A page that cannot be had gets Firecrawl's status and code for why (FAILURES); a page the site answered with an
 error status is a Document with its content and that statusCode, as Firecrawl returns it.

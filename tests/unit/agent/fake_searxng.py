@@ -14,11 +14,11 @@ from wisp_text.bm25 import tokenize
 
 from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
-from agent.index.crawl.politeness import HostGate
 from agent.index.ingest import Ingest
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.services import Services
+from agent.state.politeness.memory import HostGate
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.searxng import SearxngClient

@@ -21,13 +21,10 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agent.config import Settings
+from agent.core.crawl_options import CrawlOptions
 from agent.core.formats import DOCUMENT_FORMATS, needs_whole_page
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
-from agent.index.crawl.jobs import COMPLETED, RUNNING, Job, QueuedPage
-from agent.index.crawl.jobs_redis import Store
-from agent.index.crawl.options import CrawlOptions
-from agent.index.crawl.politeness import Gate
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
@@ -36,6 +33,9 @@ from agent.pages.documents import document
 from agent.pages.fetch import Fetcher
 from agent.pages.loading import extracted
 from agent.pages.workers import WorkerPool
+from agent.state.jobs import COMPLETED, RUNNING, Job, QueuedPage
+from agent.state.jobs.redis import Store
+from agent.state.politeness import Gate
 
 # the code of a page's failure in GET /v2/crawl/{id}/errors; other failures are SCRAPE_FAILED
 _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked": "SCRAPE_BLOCKED",

@@ -19,12 +19,13 @@ from typing import Any, Protocol
 
 from wisp_obs.requests import request_id
 
+from agent.core.crawl_options import BATCH, CRAWL, CrawlOptions
 from agent.errors import AlreadyFinished, BadRequest, Forbidden, JobNotFound, PastTimeLimit, TooManyCrawls
 from agent.index.crawl.crawler import CrawlTools, run_crawl
-from agent.index.crawl.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job, JobStore
-from agent.index.crawl.jobs_redis import Store
-from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
 from agent.index.crawl.scope import url_key
+from agent.state.jobs import CANCELLED, COMPLETED, FAILED, RUNNING, TERMINAL, Counts, Job
+from agent.state.jobs.redis import Store
+from agent.state.jobs.sqlite import JobStore
 
 log = logging.getLogger(__name__)
 

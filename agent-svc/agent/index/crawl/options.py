@@ -1,4 +1,5 @@
-"""Firecrawl's crawl request (contract §4.1) and the options a crawl runs with.
+"""Firecrawl's crawl request (contract §4.1), and how it becomes the options a crawl runs with
+(core/crawl_options.py).
 
 Lenient like the search request (unknown keys accepted and ignored), strict on the types of known keys, with
 explicit limits: path patterns are RE2 (as upstream's, so a pattern cannot backtrack for minutes), at most
@@ -8,77 +9,24 @@ MAX_PATTERNS of at most MAX_PATTERN_CHARS each.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import re2
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator
 
+from agent.core.crawl_options import CrawlOptions
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS
-from agent.core.pages import CacheUse
 from agent.errors import InvalidRequest
 
 MAX_PATTERNS = 100
 MAX_PATTERN_CHARS = 1000
 MAX_SEED_URLS = 10_000  # Wisp's `urls`: a list of pages to index without following links
 MAX_URL_CHARS = 2048
-CRAWL, BATCH = "crawl", "batch"
 _NOT_IN_HOSTS = set('<>#?@[]\\^|"{}`%')  # WHATWG's forbidden host code points (and spaces): `new URL` refuses them
 V1_DEFAULT_MAX_DEPTH = 10  # v1's maxDepth when a crawl names none
 _SCHEME = re2.compile(r"(?i)^[a-z][a-z0-9+.-]*:(?:$|[^0-9])")  # a scheme, not a host's port
-
-
-@dataclass(frozen=True)
-class CrawlOptions:
-    seeds: tuple[str, ...]
-    limit: int
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    regex_on_full_url: bool = False
-    max_depth: int | None = None  # link hops from a seed; None: no bound
-    max_path_depth: int | None = None  # v1's maxDepth: path segments of a followed URL, at most (url_depth)
-    entire_domain: bool = False
-    subdomains: bool = False
-    external: bool = False
-    ignore_robots: bool = False
-    sitemap: str = "include"  # include | skip | only
-    ignore_query: bool = False
-    dedupe_similar: bool = True
-    delay_s: float | None = None
-    max_concurrency: int | None = None
-    formats: tuple[str, ...] = ("markdown",)
-    main_only: bool = True
-    warnings: tuple[str, ...] = field(default=())
-    kind: str = CRAWL  # crawl | batch: a batch scrape fetches its seeds as /v2/scrape would, and nothing else
-    page_timeout_s: float | None = None  # a batch's scrape `timeout`; None: CRAWL_PAGE_TIMEOUT_S
-    max_age_ms: int | None = None  # scrapeOptions.maxAge (None: DEFAULT_MAX_AGE_MS)
-    store_in_cache: bool = True
-
-    @property
-    def seed(self) -> str:
-        return self.seeds[0]
-
-    @property
-    def cache_use(self) -> CacheUse:
-        return CacheUse(self.max_age_ms, self.store_in_cache)
-
-    @property
-    def batch(self) -> bool:
-        """A batch scrape: no robots.txt (a scrape ignores it, as Firecrawl's), no index, no links followed."""
-        return self.kind == BATCH
-
-    def as_json(self) -> dict[str, Any]:
-        return {name: list(value) if isinstance(value, tuple) else value
-                for name, value in self.__dict__.items()}
-
-    @classmethod
-    def from_json(cls, stored: dict[str, Any]) -> CrawlOptions:
-        """The options as `as_json` stored them; keys another version of Wisp wrote and this one lacks are
-        dropped (a missing required one raises TypeError)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{name: tuple(value) if isinstance(value, list) else value for name, value in stored.items()
-                      if name in known})
 
 
 class _ScrapeOptions(BaseModel):

@@ -1,6 +1,6 @@
 """Crawls and batch scrapes on the replicas' shared queue (REDIS_URL): a job is one task that seeds it, then one
 task per page, which any replica with a free worker takes (CRAWL_CONCURRENCY pages at once per replica, all
-jobs together). The store (jobs_redis.py) queues a page's visit when it queues the page, claims the page for
+jobs together). The store (state/jobs/redis.py) queues a page's visit when it queues the page, claims the page for
 the visit, records it once, and ends the job when its last page is visited.
 
 What could still be lost is repaired: a replica that died between queueing a page and queueing its visit, or
@@ -17,15 +17,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
-
 from agent.errors import SharedStateUnavailable
 from agent.index.crawl.crawler import Crawl, CrawlTools, crawl_of, seed, stop_at_time_limit, visit_claimed
-from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING, Job
-from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import extract_slots, job_failed
-from agent.upstream.task_queue import TaskQueue, repair_every
+from agent.state.jobs import COMPLETED, FAILED, RUNNING, Job
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.shared import Shared
+from agent.state.tasks import UNREACHABLE, repair_every
 
 log = logging.getLogger(__name__)
 SEED, VISIT = "crawl.seed", "crawl.visit"
@@ -35,24 +33,24 @@ CRAWLS_KEPT = 64  # jobs whose robots.txt and scope a replica keeps between thei
 
 
 class QueuedRunner:
-    def __init__(self, tools: CrawlTools, store: RedisJobStore, tasks: TaskQueue, redis: Redis) -> None:
+    def __init__(self, tools: CrawlTools, store: RedisJobStore, shared: Shared) -> None:
         store.on_queued(self._queue_visits)
         # a visit that has fetched its page waits out a short Redis outage to record it, rather than being
         # handed over and fetching the page again
         self.store = store.patient(PATIENCE_S)
-        self.tools, self.tasks, self._redis = tools, tasks, redis
+        self.tools, self.tasks, self._redis = tools, shared.tasks, shared.redis
         self._extract_slots = extract_slots(tools)
         self._crawls: OrderedDict[str, Crawl] = OrderedDict()
         self._repairing: asyncio.Task | None = None
-        tasks.register(SEED, self._seed)
-        tasks.register(VISIT, self._visit)
+        self.tasks.register(SEED, self._seed)
+        self.tasks.register(VISIT, self._visit)
 
     async def start(self, job: Job) -> None:
         """Queue the job's seeding; the job exists already, so a failure here is left to the repair, not a 5xx
         that would make the client start a second job."""
         try:
             await self.tasks.enqueue(SEED, job.id, job_id=job.id)
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             log.warning("could not queue the seeding of crawl %s (%s): the next repair will", job.id, e)
 
     async def resume(self) -> list[str]:
@@ -109,7 +107,7 @@ class QueuedRunner:
             crawl = await self._crawl(job_id)
             if crawl is not None:
                 await step(crawl)
-        except (SharedStateUnavailable, RedisError, OSError):
+        except (SharedStateUnavailable, *UNREACHABLE):
             raise  # saq retries the task once its lease has lapsed, after Redis is back
         except Exception as e:
             await job_failed(self.store, job_id, e)

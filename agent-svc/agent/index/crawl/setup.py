@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from agent.config import Settings
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.jobs import JobStore
-from agent.index.crawl.jobs_redis import RedisJobStore
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.politeness import Gate, HostGate
-from agent.index.crawl.politeness_redis import RedisHostGate
 from agent.index.crawl.queued import QueuedRunner
-from agent.upstream.task_queue import Shared
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.jobs.sqlite import JobStore
+from agent.state.politeness import Gate
+from agent.state.politeness.memory import HostGate
+from agent.state.politeness.redis import RedisHostGate
+from agent.state.shared import Shared
 
 
 def host_gate(settings: Settings, shared: Shared | None) -> Gate:
@@ -23,4 +24,4 @@ def crawls(tools: CrawlTools, settings: Settings, shared: Shared | None) -> Craw
     if shared is None:
         return Crawls(tools, JobStore(settings.crawl_db))
     store = RedisJobStore(shared.redis, settings.crawl_max_duration_s)
-    return Crawls(tools, store, QueuedRunner(tools, store, shared.tasks, shared.redis))
+    return Crawls(tools, store, QueuedRunner(tools, store, shared))

@@ -8,8 +8,9 @@ import json
 import httpx
 import pytest
 
-from agent.api.firecrawl import V2SearchRequest, parse_request
-from agent.api.streaming import search_events
+from agent.api import front_door
+from agent.api.firecrawl.search_routes import V2
+from agent.api.firecrawl.search_wire import V2SearchRequest, parse_request
 from agent.core.outcome import CheckedClaim
 from agent.core.query import PageAsk, SearchQuery
 from agent.errors import BadRequest
@@ -191,7 +192,7 @@ def events(llm: FakeLLM, **fields) -> list[tuple[str, dict]]:
                                     "stream": True, **fields}), services.settings)
 
     async def collect():
-        return [raw async for raw in search_events(query, services)]
+        return [raw async for raw in front_door.events(V2, query, None, services, "/v2/search")]
 
     parsed = []
     for raw in asyncio.run(collect()):
@@ -273,12 +274,10 @@ def test_page_formats_have_limits(formats, problem) -> None:
 
 
 def test_an_unexpected_failure_in_a_stream_is_an_error_event_not_a_broken_stream(monkeypatch) -> None:
-    import agent.api.streaming
-
     async def broken(*args, **kwargs):
         raise KeyError("bug")
 
-    monkeypatch.setattr(agent.api.streaming, "run_search", broken)
+    monkeypatch.setattr(front_door, "run_search", broken)
     got = events(FakeLLM("x"))
     assert [name for name, _ in got] == ["error"] and got[0][1]["status"] == 500
     assert "KeyError" in got[0][1]["error"]

@@ -15,9 +15,12 @@ import pytest
 
 from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
-from agent.pages import cache as cache_module
-from agent.pages.cache import DiskStore, MemoryStore, PageCache, Store, decoded, encoded, open_cache
-from agent.pages.redis_store import RedisStore
+from agent.pages.cache import PageCache, decoded, encoded, open_cache
+from agent.state.page_cache import Store
+from agent.state.page_cache import disk as disk_module
+from agent.state.page_cache.disk import DiskStore
+from agent.state.page_cache.memory import MemoryStore
+from agent.state.page_cache.redis import RedisStore
 
 from ..test_metrics import Moved, value
 
@@ -308,7 +311,7 @@ def test_an_eviction_scans_the_directory_while_reads_and_writes_go_on(tmp_path: 
     is counted after it."""
     directory, size = tmp_path / "pages", len(encoded(page("https://docs.test/10"), 0))
     store, scanning, scanned = DiskStore(directory, size * 3 + size // 2), threading.Event(), threading.Event()
-    real_scan = cache_module._scanned
+    real_scan = disk_module._scanned
 
     def slow_scan(path: Path) -> OrderedDict[str, int]:
         found = real_scan(path)
@@ -316,7 +319,7 @@ def test_an_eviction_scans_the_directory_while_reads_and_writes_go_on(tmp_path: 
         assert scanned.wait(10)
         return found
 
-    monkeypatch.setattr(cache_module, "_scanned", slow_scan)
+    monkeypatch.setattr(disk_module, "_scanned", slow_scan)
     keys = [f"{n:02d}" for n in range(5)]
     for key in keys[:3]:
         store.write(key, b"x" * size)

@@ -9,9 +9,10 @@ import httpx
 import pytest
 
 from agent.core.pages import CacheUse, Extraction, Fetched, Page, PageError
-from agent.pages.cache import MemoryStore, PageCache
+from agent.pages.cache import PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy, _failed
 from agent.pages.ssrf import Allowlist, Blocked, Unresolvable
+from agent.state.page_cache.memory import MemoryStore
 
 from ..test_metrics import Moved, Streamed
 

@@ -7,10 +7,11 @@ import httpx
 
 from agent.core.pages import CacheUse, Extraction, PageError
 from agent.core.timings import StageTimings
-from agent.pages.cache import MemoryStore, PageCache
+from agent.pages.cache import PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.loading import RequestPages
 from agent.pages.ssrf import Allowlist
+from agent.state.page_cache.memory import MemoryStore
 
 from ..fake_searxng import FakeSearxng, InlinePool, replaced
 from .test_fetch import CountingSite

@@ -8,8 +8,9 @@ from typing import Any, get_args
 import httpx
 import pytest
 
-from agent.api.firecrawl import MAX_SAFE_INTEGER, parsed
-from agent.api.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
+from agent.api.bodies import parsed
+from agent.api.firecrawl.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
+from agent.api.firecrawl.search_wire import MAX_SAFE_INTEGER
 from agent.core.pages import CacheUse, FailureKind, Fetched, Page, PageError
 from agent.errors import InvalidRequest
 from agent.search.scrape import FAILURES, ScrapeFailed, ScrapeJob, scrape

@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
+from agent.core.crawl_options import CrawlOptions
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
-from agent.index.crawl.jobs import COMPLETED, RUNNING, JobStore, QueuedPage
-from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
 from agent.pages.workers import WorkerDied
+from agent.state.jobs import COMPLETED, RUNNING, QueuedPage
+from agent.state.jobs.sqlite import JobStore
 from agent.upstream.semantic import SemanticUnavailable
 
 from ...fake_searxng import FakeSearxng, InlinePool

@@ -10,10 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from agent.config import Settings
+from agent.core.crawl_options import BATCH, CRAWL, CrawlOptions
 from agent.errors import Forbidden, JobNotFound, TooManyCrawls, WispError
-from agent.index.crawl.jobs import CANCELLED, COMPLETED, JobStore
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import BATCH, CRAWL, CrawlOptions
+from agent.state.jobs import CANCELLED, COMPLETED
+from agent.state.jobs.sqlite import JobStore
 
 from .test_crawler import SEED, SITE, URL, FakeIndex, services
 from .test_robots import FakeSite

@@ -5,13 +5,13 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from agent.core.crawl_options import CrawlOptions
 from agent.core.pages import CacheUse
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import (
     MAX_PATTERN_CHARS,
     MAX_PATTERNS,
     MAX_URL_CHARS,
-    CrawlOptions,
     CrawlRequest,
     V1CrawlRequest,
     split_urls,

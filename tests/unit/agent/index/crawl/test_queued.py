@@ -10,12 +10,13 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agent.config import Settings
+from agent.core.crawl_options import CrawlOptions
 from agent.index.crawl.crawler import CrawlTools
-from agent.index.crawl.jobs import COMPLETED, FAILED, RUNNING
-from agent.index.crawl.jobs_redis import RedisJobStore
-from agent.index.crawl.options import CrawlOptions
 from agent.index.crawl.queued import QueuedRunner
-from agent.upstream.task_queue import TaskQueue
+from agent.state.jobs import COMPLETED, FAILED, RUNNING
+from agent.state.jobs.redis import RedisJobStore
+from agent.state.shared import Shared
+from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
 
 OPTIONS = CrawlOptions(seeds=("https://docs.test/",), limit=10)
@@ -29,7 +30,7 @@ def runner_on(redis_server: RedisServer, steps: Callable[[QueuedRunner, Redis], 
         store = RedisJobStore(redis, 100)
         tools = CrawlTools(Settings(), None, None, None, None)  # no page is visited here
         try:
-            await steps(QueuedRunner(tools, store, tasks, redis), redis)
+            await steps(QueuedRunner(tools, store, Shared(redis, tasks)), redis)
         finally:
             await tasks.queue.disconnect()
             await redis.aclose()

@@ -2,7 +2,8 @@
 
 import pytest
 
-from agent.index.crawl.options import MAX_URL_CHARS, CrawlOptions
+from agent.core.crawl_options import CrawlOptions
+from agent.index.crawl.options import MAX_URL_CHARS
 from agent.index.crawl.scope import Scope, url_key
 
 SEED = "https://docs.test/guide/intro.html"

@@ -1,0 +1,1 @@
+"""Extract jobs (/v2/extract): one extraction run (run.py) and which store keeps the jobs (jobs.py)."""

@@ -28,10 +28,10 @@ from pathlib import Path
 import httpx
 import redis
 
-from agent.config import Settings
 from agent.state.limits import Limits
 from agent.state.limits.memory import process_limits
 from agent.state.limits.redis import shared_limits
+from agent.state.settings import LimitsSettings
 from offline_web.redis_server import RedisServer
 from offline_web.stack import offline_search_stack, uvicorn_service
 
@@ -61,8 +61,8 @@ async def admission_us(limits: Limits, client: str) -> tuple[float, float]:
 
 async def admission_path(redis_url: str, iterations: int, slices: int) -> dict:
     settings = {"rate_limit_per_min": NEVER_REFUSED, "ranked_concurrency_per_key": 4}
-    backends = {"process": process_limits(Settings(**settings)),
-                "redis": shared_limits(Settings(redis_url=redis_url, **settings))}
+    backends = {"process": process_limits(LimitsSettings(**settings)),
+                "redis": shared_limits(LimitsSettings(**settings), redis_url)}
     times: dict[str, dict[str, list[float]]] = {name: {step: [] for step in STEPS} for name in backends}
     for limits in backends.values():  # warm-up: connections, scripts loaded
         for client in CLIENTS:

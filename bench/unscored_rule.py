@@ -25,8 +25,7 @@ import json
 import statistics
 from pathlib import Path
 
-from agent.config import FITTED_WEIGHTS
-from agent.ranking.fusion import merged_lists
+from agent.ranking.fusion import FITTED_WEIGHTS, merged_lists
 from wisp_eval.fit import Candidate, Judged, linear_order, load_judged, rrf_order
 from wisp_eval.metrics import ndcg_at_k
 

@@ -17,6 +17,7 @@ from wisp_obs.requests import ObservedRequests
 
 from agent import metrics
 from agent.answers import schemas
+from agent.answers.rich import Answers
 from agent.api.envelopes import answer_errors, error_body_for
 from agent.api.firecrawl import (
     batch_routes,
@@ -30,41 +31,49 @@ from agent.api.firecrawl import (
     team_routes,
 )
 from agent.api.gate.auth import protect
-from agent.api.gate.body_limits import BodyLimit
+from agent.api.gate.body_limits import BodyLimit, RequestLimits
 from agent.api.gate.usage import Metering
 from agent.api.openai import routes as openai_routes
 from agent.api.tavily import routes as tavily_routes
 from agent.config import Settings, get_settings
+from agent.core.context import Spans
 from agent.errors import UpstreamError
 from agent.extract.jobs import extract_jobs, redis_extract_jobs
+from agent.extract.run import Extractor
 from agent.index.crawl import setup as crawl_setup
+from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
+from agent.index.map.site_map import MapTools
 from agent.mcp.server import mounted as mcp_mounted
 from agent.pages.cache import open_cache
 from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
-from agent.pages.ssrf import Allowlist
 from agent.pages.workers import WorkerPool
-from agent.search.service import check_names
+from agent.ranking.stage import Ranking
+from agent.search.service import Search, check_defaults
 from agent.services import Services
+from agent.state.limits import Limits
+from agent.state.limits.memory import process_limits
+from agent.state.limits.redis import shared_limits
 from agent.state.recent.memory import recent_scrapes
 from agent.state.recent.redis import redis_recent_scrapes
 from agent.state.shared import shared_state
 from agent.state.usage.memory import Usage
 from agent.state.usage.redis import RedisUsage
 from agent.upstream.clients import Upstreams
-from agent.upstream.llm import LLMClient
 from agent.upstream.model_check import log_model_costs
 from agent.upstream.searxng import SearxngClient
-from agent.upstream.semantic import SemanticClient
 
 SCHEMA_WORKERS = 1  # applying a schema takes milliseconds; a hostile one is stopped after 2 s
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app, made from `settings` (by default the environment's): the one place that reads every section and
+    hands each stage its own."""
     settings = settings or get_settings()
-    check_names(settings)
-    logs.configure(settings.log_level, settings.log_format)
+    check_defaults(settings.search)
+    ranking = Ranking.of(settings.modes, settings.ranking)
+    logs.configure(settings.service.log_level, settings.service.log_format)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
     logging.getLogger("saq").setLevel(logging.WARNING)  # and one per queued task (a crawl's page)
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request
@@ -73,39 +82,42 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # page fetches get their own client: no proxy from the environment, no automatic redirects (each hop
         # passes the SSRF guard), and a timeout no longer than the pipeline's deadline
-        fetch_timeout = httpx.Timeout(settings.pipeline_deadline_s, connect=min(3.0, settings.pipeline_deadline_s))
-        async with httpx.AsyncClient(timeout=settings.searxng_timeout_s, follow_redirects=False) as http, \
+        pipeline_s = settings.ranking.pipeline_deadline_s
+        fetch_timeout = httpx.Timeout(pipeline_s, connect=min(3.0, pipeline_s))
+        async with httpx.AsyncClient(timeout=settings.searxng.searxng_timeout_s, follow_redirects=False) as http, \
                 httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
                                   limits=httpx.Limits(max_connections=32)) as fetch_http, \
-                shared_state(settings) as shared:
-            searxng = SearxngClient(settings.searxng_url, http, settings.searxng_timeout_s,
-                                    settings.searxng_config_ttl_s, settings.engine_health_window_s)
-            policy = FetchPolicy(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
-                                 settings.fetch_max_redirects, settings.fetch_user_agent)
-            pool = WorkerPool(settings.extract_workers, settings.extract_worker_max_rss_mb, warm=warm_up)
+                shared_state(settings.shared) as shared:
+            upstreams = Upstreams.of(settings.searxng, settings.semantic, settings.llm, http)
+            pages = settings.pages
+            pool = WorkerPool(pages.extract_workers, pages.extract_worker_max_rss_mb, warm=warm_up)
             await pool.start()
-            schema_pool = WorkerPool(SCHEMA_WORKERS, settings.extract_worker_max_rss_mb, schemas.warm_up, "schema")
+            schema_pool = WorkerPool(SCHEMA_WORKERS, pages.extract_worker_max_rss_mb, schemas.warm_up, "schema")
             await schema_pool.start()
-            semantic = SemanticClient(settings.semantic_svc_url, http, settings.semantic_timeout_s,
-                                      settings.index_collection)
-            llm = LLMClient(settings.llm_base_url, settings.llm_api_key, settings.llm_model, settings.llm_max_tokens,
-                            settings.llm_system_role)
-            cache = open_cache(settings)
-            app.state.services = services = Services(Upstreams(settings, searxng, semantic, llm),
-                                                     Fetcher(fetch_http, policy, cache), pool,
-                                                     Ingest(semantic, settings),
-                                                     crawl_setup.host_gate(settings, shared), schema_pool)
-            app.state.crawls = crawls = crawl_setup.crawls(services.crawl_tools(), settings, shared)
+            cache = open_cache(settings.page_cache, settings.shared.redis_url)
+            fetcher = Fetcher(fetch_http, FetchPolicy.of(pages), cache)
+            ingest = Ingest(upstreams.semantic, settings.index)
+            host_gate = crawl_setup.host_gate(settings.crawl, shared)
+            app.state.services = services = Services(
+                upstreams, fetcher, pool, ingest, host_gate, schema_pool,
+                Answers(settings.rich, upstreams.llm, upstreams.semantic),
+                CrawlTools(settings.crawl, fetcher, pool, ingest, host_gate),
+                MapTools(settings.index.map_max_pages, fetcher, pool, host_gate, upstreams.searxng),
+                Spans(pipeline_s, settings.ranking.rank_reserve_s, settings.rich.rich_deadline_s,
+                      settings.rich.verify_reserve_s))
+            app.state.search = search = Search(settings.search, ranking, services)
+            app.state.crawls = crawls = crawl_setup.crawls(services.crawl_tools, shared)
             await crawls.resume()
-            app.state.extracts = extracts = (extract_jobs(services) if shared is None
-                                             else redis_extract_jobs(services, shared))
+            extractor = Extractor(settings.extract, search, settings.requests.scrape_timeout_s)
+            app.state.extracts = extracts = (extract_jobs(extractor) if shared is None
+                                             else redis_extract_jobs(extractor, shared))
             await extracts.resume()
-            app.state.recent_scrapes = (recent_scrapes(settings) if shared is None
-                                        else redis_recent_scrapes(settings, shared))
+            app.state.recent_scrapes = (recent_scrapes(settings.recent) if shared is None
+                                        else redis_recent_scrapes(settings.recent, shared))
             if shared is not None:
                 app.state.usage = RedisUsage(shared.redis)  # every replica's credits, in place of this process's
-                await shared.tasks.start(settings.crawl_concurrency)
-            checking = asyncio.create_task(log_model_costs(semantic))
+                await shared.tasks.start(settings.crawl.crawl_concurrency)
+            checking = asyncio.create_task(log_model_costs(upstreams.semantic))
             try:
                 async with mcp.session_manager.run():
                     yield
@@ -126,8 +138,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await app.state.limits.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
-    mcp, mcp_routes = mcp_mounted(app, settings.mcp_allowed_hosts)  # its tools call this app in-process
+    mcp, mcp_routes = mcp_mounted(app, settings.service.mcp_allowed_hosts)  # its tools call this app in-process
     app.state.usage = Usage()  # the lifespan replaces it on REDIS_URL
+    app.state.request_settings = settings.requests
+    gate = settings.gate
+    app.state.request_limits = RequestLimits(gate.max_json_depth, gate.max_list_items,
+                                             settings.search.max_query_chars, settings.search.max_domains)
     app.router.routes.extend(mcp_routes)
 
     for routes in (search_routes, batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes,
@@ -157,11 +173,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     answer_errors(app)
     app.add_middleware(Metering, state=app.state)  # inside the gate: refused requests are not counted
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes, envelope=error_body_for)
-    protect(app, settings)  # the key before the body is read
+    app.add_middleware(BodyLimit, max_bytes=gate.max_body_bytes, envelope=error_body_for)
+    protect(app, gate, limits(settings))  # the key before the body is read
     # outermost, so that the metrics and the access log count every status, 413s included
     app.add_middleware(ObservedRequests, observe=metrics.observe_request, access_log=logging.getLogger("agent.access"))
     return app
+
+
+def limits(settings: Settings) -> Limits:
+    """The per-key limits, counted in the replicas' Redis when there is one."""
+    redis_url = settings.shared.redis_url
+    return shared_limits(settings.limits, redis_url) if redis_url else process_limits(settings.limits)
 
 
 app = create_app()

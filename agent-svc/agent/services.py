@@ -1,14 +1,15 @@
 """The process's services, made once at start-up: the upstream clients, the page fetcher and its extraction workers,
-the index's writer and the per-host politeness gate. Only the API and the request services (search/) see this whole
-set; every stage below gets the few parts it uses."""
+the index's writer, the per-host politeness gate, the answer stage, and the tools of crawls and maps. Only the API
+and the request services (search/, extract/) see this whole set; every stage below gets the few parts it uses.
+No setting is here: each stage was made with its own section."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from agent.config import Settings
-from agent.core.context import Budget, SearchContext
+from agent.answers.rich import Answers
+from agent.core.context import Budget, SearchContext, Spans
 from agent.core.pages import SERVICE_CACHE_USE, CacheUse
 from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
@@ -28,20 +29,14 @@ class Services:
     ingest: Ingest  # pages into the vector index
     gate: Gate  # per-host politeness: every crawl, batch scrape and map of the process waits its turn here
     schema_pool: WorkerPool  # callers' JSON Schemas applied to the LLM's JSON: apart, so no crawl delays them
-
-    @property
-    def settings(self) -> Settings:
-        return self.upstreams.settings
+    answers: Answers  # rich answers and the LLM's reading of pages
+    crawl_tools: CrawlTools
+    map_tools: MapTools
+    spans: Spans = field(default_factory=Spans)  # what each request's budget is made of
 
     def context(self, timeout_s: float, on_text: Callable[[str], None] | None = None,
                 cache_use: CacheUse = SERVICE_CACHE_USE) -> SearchContext:
         """A new request's context: its budget from now, and its own pages (`cache_use`: from the page cache when
         the request allows)."""
-        return SearchContext(Budget.of(self.settings, timeout_s), RequestPages(self.fetcher, self.cpu_pool, cache_use),
+        return SearchContext(Budget.of(self.spans, timeout_s), RequestPages(self.fetcher, self.cpu_pool, cache_use),
                              self.schema_pool, on_text=on_text)
-
-    def crawl_tools(self) -> CrawlTools:
-        return CrawlTools(self.settings, self.fetcher, self.cpu_pool, self.ingest, self.gate)
-
-    def map_tools(self) -> MapTools:
-        return MapTools(self.settings, self.fetcher, self.cpu_pool, self.gate, self.upstreams.searxng)

@@ -11,9 +11,11 @@ from firecrawl import Firecrawl
 from test_sdk_js import run_js
 
 from agent.config import Settings
+from agent.ranking.modes.semantic import SemanticModeSettings
 
 QUERY = "git squash last few commits into one"
 SETTINGS = Settings()  # what the services read too: the same environment and working directory
+SEMANTIC_MODE = SETTINGS.modes.of(SemanticModeSettings)
 
 
 def search(url: str, **body: object) -> dict:
@@ -41,10 +43,10 @@ def test_semantic_mode_scores_fetched_content_and_prunes_by_margin(semantic_body
     assert web and all(isinstance(w["score"], float) and w["evidence"] in ("page", "snippet") for w in web)
     assert {"searxng", "embed", "fetch", "extract", "bm25", "pack"} <= set(semantic_body["timings_ms"])
     fetched = [e for e in explain if e["fetch"] == "ok"]
-    assert len(fetched) == SETTINGS.fetch_top and all(e["content_chars"] > 0 for e in fetched)
+    assert len(fetched) == SETTINGS.ranking.fetch_top and all(e["content_chars"] > 0 for e in fetched)
     top = max(e["score"] for e in explain)
     for row in explain:
-        assert row["decision"] == ("kept" if top - row["score"] <= SETTINGS.semantic_margin else "pruned")
+        assert row["decision"] == ("kept" if top - row["score"] <= SEMANTIC_MODE.semantic_margin else "pruned")
     kept_urls = {e["url"] for e in explain if e["decision"] == "kept"}
     assert {w["url"] for w in web} <= kept_urls
     assert "git-scm.com/docs/git-rebase.html" in [page(w["url"]) for w in web]
@@ -59,9 +61,9 @@ def test_hybrid_mode_reranks_passages_and_packs_the_context(hybrid_body: dict) -
     assert {"searxng", "fetch", "extract", "bm25", "rerank", "pack"} <= set(hybrid_body["timings_ms"])
     context = hybrid_body["context"]
     blocks = re.findall(r"^\[(\d+)\] ", context, re.MULTILINE)
-    assert blocks and max(blocks.count(n) for n in set(blocks)) <= SETTINGS.pack_per_url
+    assert blocks and max(blocks.count(n) for n in set(blocks)) <= SETTINGS.ranking.pack_per_url
     texts = [block.split("\n", 1)[1] for block in re.split(r"\n\n(?=\[\d+\] )", context)]
-    assert sum(map(len, texts)) <= SETTINGS.pack_chars
+    assert sum(map(len, texts)) <= SETTINGS.ranking.pack_chars
     assert set(texts) <= {p["text"] for w in web for p in w["passages"]}  # it packs what the results show
     decisions = {e["decision"] for e in hybrid_body["explain"]}
     assert decisions <= {"kept", "pruned"} and "pruned" in decisions

@@ -41,14 +41,15 @@ def test_vector_mode_answers_from_the_index_with_scores(crawled: dict, index_age
     # BM25 fused with the cosine may put pragma.html first, whose PRAGMA wal_checkpoint says the words many times
     assert any(r["url"].endswith("/www.sqlite.org/wal.html") for r in web[:2])
     # ordered by the fusion of cosine and BM25, each scored by its cosine; the best one clears the floor
-    assert max(r["score"] for r in web) >= Settings().vector_floor and all(r["evidence"] == "index" for r in web)
+    floor = Settings().semantic.vector_floor
+    assert max(r["score"] for r in web) >= floor and all(r["evidence"] == "index" for r in web)
     assert web[0]["description"] == web[0]["passages"][0]["text"] and "index" in result["timings_ms"]
     assert "checkpoint" in result["context"].lower()
 
 
 def test_the_floor_drops_an_off_topic_query(crawled: dict, index_agent: str) -> None:
     result = search(index_agent, query=OFF_TOPIC, retrieval_mode="vector")
-    floor = Settings().vector_floor
+    floor = Settings().semantic.vector_floor
     assert result["data"]["web"] == [] and f"relevance floor (VECTOR_FLOOR {floor})" in result["warning"]
 
 

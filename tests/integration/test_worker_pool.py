@@ -30,7 +30,7 @@ def test_no_process_outlives_agent_svc(stack: OfflineStack, tmp_path: Path, how:
         assert service.process is not None
         members = family(service.process.pid)
         commands = [p.cmdline for p in members]
-        assert sum(map(is_extraction_worker, commands)) == Settings().extract_workers  # EXTRACT_WORKERS
+        assert sum(map(is_extraction_worker, commands)) == Settings().pages.extract_workers  # EXTRACT_WORKERS
         assert sum(c.endswith("agent.pages.worker " + f"{service.process.pid} schema") for c in commands) == 1
         os.kill(service.process.pid, how)
         service.process.wait(timeout=30)
@@ -67,7 +67,7 @@ def test_the_pool_stays_at_its_size_under_a_load_whose_deadlines_kill_workers(
             await asyncio.sleep(0.5)
         return await searches, await scrapes
 
-    workers = Settings().extract_workers
+    workers = Settings().pages.extract_workers
     try:
         answers, scrapes = asyncio.run(load())
         assert answers["200"] > 0 and 408 in scrapes, (answers, scrapes)  # searches answered; deadlines killed

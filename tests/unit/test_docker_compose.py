@@ -41,7 +41,9 @@ INTERPOLATION = re.compile(r"\$\{[A-Z_]+:?-([^}]*)\}")
 
 
 def env_names(settings_class: type) -> set[str]:
-    return {name.upper() for name in settings_class.model_fields}
+    """The variables a service reads: agent-svc's every section's, semantic-svc's Settings'."""
+    sections = settings_class.sections() if hasattr(settings_class, "sections") else [settings_class]
+    return {name.upper() for section in sections for name in section.model_fields}
 
 
 def dockerfile_of(service: dict) -> Path:
@@ -266,7 +268,7 @@ def test_each_llm_slot_holds_a_rich_answer(services: dict) -> None:
     settings = AgentSettings()
     command = services["llm"]["command"]
     per_slot = command_option(command, "-c", "--ctx-size") // command_option(command, "--parallel", "-np")
-    assert per_slot >= 500 + settings.rich_context_chars // 4 + settings.llm_max_tokens
+    assert per_slot >= 500 + settings.rich.rich_context_chars // 4 + settings.llm.llm_max_tokens
     model = by_default(command[command.index("-hf") + 1])
     assert by_default(services["agent-svc"]["environment"]["LLM_MODEL"]) == model
 
@@ -340,7 +342,7 @@ def longest_request_s() -> float:
     """The longest a request may keep its agent-svc replica answering: a rich answer, or a scrape or /v2/similar
     with the longest `timeout` they take."""
     similar_ms = next(m.le for m in SimilarRequest.model_fields["timeout"].metadata if hasattr(m, "le"))
-    return max(AgentSettings().rich_deadline_s, MAX_TIMEOUT_MS / 1000, similar_ms / 1000)
+    return max(AgentSettings().rich.rich_deadline_s, MAX_TIMEOUT_MS / 1000, similar_ms / 1000)
 
 
 def test_the_scaled_stack_adds_redis_and_a_balancer_to_the_same_services() -> None:

@@ -10,92 +10,143 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import replace
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent.answers.claims import Checked, checked
+from agent.answers.extraction import ExtractedData, PageText, extract_data
+from agent.answers.page_answers import answer_pages
+from agent.answers.settings import RichSettings
 from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
-from agent.core.context import SearchContext
+from agent.core.context import CpuPool, SearchContext
+from agent.core.hits import Hit
 from agent.core.outcome import Answer, CheckedClaim, Citation, Degradation, SearchOutcome
 from agent.core.passage import Passage, snippet_chunk
-from agent.core.query import SearchQuery
-from agent.core.sources import source
+from agent.core.query import PageAsk
 from agent.errors import Degraded
-from agent.ranking.pack import context_text, pack
-from agent.upstream.clients import Upstreams
-from agent.upstream.llm import LLMUnavailable, Reply
+from agent.ranking.pack import pack
+from agent.upstream.llm import LLMClient, LLMUnavailable, Reply
+from agent.upstream.semantic import SemanticClient
 
 
-async def rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
-    settings = up.settings
-    snippets = _snippets(outcome, settings.rich_snippet_sources) if not outcome.packed else []
-    packed = pack(list(outcome.packed) or snippets, settings.rich_context_chars, settings.pack_per_url)
-    # the context returned is what the model read, so that its [n] are the answer's
-    outcome = replace(outcome, context=context_text(packed), packed=tuple(packed))
-    sources = sources_of(packed)
-    if not sources or await _below_floor(query.query, packed, settings.rich_abstain_below, ctx, up):
-        return replace(outcome, answer=_answer(Draft("", (), abstained=True), (), sources, None,
-                                               query.llm_model or settings.llm_model, {"llm": 0.0, "verify": 0.0}))
-    with ctx.timings.stage("llm"):
-        reply, (value, json_failed) = await asyncio.gather(_reply(query, packed, ctx, up),
-                                                            _json(query, packed, ctx, up))
-    if isinstance(reply, LLMUnavailable):
-        return outcome.warned(Degradation("llm_unavailable", f"{reply}: the sources come without an answer"),
-                                json_failed)
-    written = without_prompt(reply.text, query.query, packed)
-    if not written:
-        return outcome.warned(Degradation("llm_echo", f"the LLM at {up.llm.base_url} ({reply.model}) wrote back "
-                                            "its prompt instead of an answer: the sources come without an answer"),
-                                json_failed)
-    answer = draft(written, sources)
-    if not answer.abstained and not answer.text:
-        return outcome.warned(Degradation("llm_citations", f"the LLM at {up.llm.base_url} ({reply.model}) cited "
-                                            "only sources that do not exist: the sources come without an answer"),
-                                json_failed)
-    with ctx.timings.stage("verify"):
-        verdicts, unchecked = await _verdicts(answer, sources, settings.support_floor, ctx, up)
-    stages = ctx.timings.as_dict()
-    body = _answer(answer, verdicts, sources, value, reply.model, {"llm": stages["llm"], "verify": stages["verify"]})
-    return replace(outcome.warned(json_failed, unchecked), answer=body)
+@dataclass(frozen=True)
+class Question:
+    """What a rich answer reads of the request."""
+
+    text: str
+    system_prompt: str | None = None
+    output_schema: dict[str, Any] | None = None
+    llm_model: str | None = None
 
 
-async def _reply(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
-                 ) -> Reply | LLMUnavailable:
-    chat, budget, llm = messages(query.query, packed, query.system_prompt), ctx.llm_remaining_s(), up.llm
+@dataclass(frozen=True)
+class Rich:
+    """What a rich answer makes: the answer (None when the LLM gave none), the passages the model read (the
+    response's context: its [n] are the answer's), and why it fell back, if it did."""
+
+    answer: Answer | None
+    packed: tuple[Passage, ...]
+    notes: tuple[Degradation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The answer stage, made once at start-up with its settings and the clients it asks: rich answers, and the
+    LLM's reading of pages (the summary, question and json formats, extractions), which read RICH_CONTEXT_CHARS
+    of their sources too."""
+
+    settings: RichSettings
+    llm: LLMClient
+    semantic: SemanticClient
+
+    async def pages(self, outcome: SearchOutcome, asks: tuple[PageAsk, ...], ctx: SearchContext) -> SearchOutcome:
+        """The outcome's Documents with what each ask gave for their page."""
+        return await answer_pages(outcome, asks, self.settings.rich_context_chars, ctx, self.llm)
+
+    async def extract(self, prompt: str | None, schema: dict[str, Any] | None, system_prompt: str | None,
+                      pages: Sequence[PageText], remaining_s: Callable[[], float], pool: CpuPool) -> ExtractedData:
+        """What the LLM read in `pages`, as one value valid against `schema`."""
+        return await extract_data(prompt, schema, system_prompt, pages, self.settings.rich_context_chars, self.llm,
+                                  remaining_s, pool)
+
+    async def rich(self, question: Question, packed: Sequence[Passage], hits: Sequence[Hit], ctx: SearchContext
+                     ) -> Rich:
+        """The cited, checked answer to `question` from the ranked `packed` passages, or, for a mode without
+        passages (keyword), the snippets of its first `hits`."""
+        settings = self.settings
+        snippets = _snippets(hits, settings.rich_snippet_sources) if not packed else []
+        # ranking packed at most PACK_PER_URL passages a page, and a page has one snippet: the budget alone binds
+        read = tuple(pack(list(packed) or snippets, settings.rich_context_chars))
+        sources = sources_of(read)
+        model = question.llm_model or self.llm.model
+        if not sources or await self._below_floor(question.text, read, ctx):
+            return Rich(_answer(Draft("", (), abstained=True), (), sources, None, model, {"llm": 0.0, "verify": 0.0}),
+                        read)
+        started = time.perf_counter()
+        with ctx.timings.stage("llm"):
+            reply, (value, json_failed) = await asyncio.gather(self._reply(question, read, ctx),
+                                                                self._json(question, read, ctx))
+        llm_ms = (time.perf_counter() - started) * 1000
+        failed = (json_failed,) if json_failed else ()
+        if isinstance(reply, LLMUnavailable):
+            return Rich(None, read, (Degradation("llm_unavailable", f"{reply}: the sources come without an answer"),
+                                     *failed))
+        written = without_prompt(reply.text, question.text, read)
+        if not written:
+            return Rich(None, read, (Degradation("llm_echo", f"the LLM at {self.llm.base_url} ({reply.model}) wrote "
+                                                 "back its prompt instead of an answer: the sources come without an "
+                                                 "answer"), *failed))
+        answer = draft(written, sources)
+        if not answer.abstained and not answer.text:
+            return Rich(None, read, (Degradation("llm_citations", f"the LLM at {self.llm.base_url} ({reply.model}) "
+                                                 "cited only sources that do not exist: the sources come without an "
+                                                 "answer"), *failed))
+        started = time.perf_counter()
+        with ctx.timings.stage("verify"):
+            verdicts, unchecked = await self._verdicts(answer, sources, ctx)
+        timings = {"llm": round(llm_ms, 1), "verify": round((time.perf_counter() - started) * 1000, 1)}
+        body = _answer(answer, verdicts, sources, value, reply.model, timings)
+        return Rich(body, read, (*failed, *((unchecked,) if unchecked else ())))
+
+    async def _reply(self, question: Question, packed: Sequence[Passage], ctx: SearchContext
+                     ) -> Reply | LLMUnavailable:
+        chat, budget = messages(question.text, packed, question.system_prompt), ctx.llm_remaining_s()
+        try:
+            if ctx.on_text:
+                return await self.llm.stream(chat, budget, ctx.on_text, model=question.llm_model)
+            return await self.llm.complete(chat, budget, model=question.llm_model)
+        except LLMUnavailable as e:
+            return e
+
+    async def _json(self, question: Question, packed: Sequence[Passage], ctx: SearchContext
+                    ) -> tuple[Any, Degradation | None]:
+        if question.output_schema is None:
+            return None, None
+        value, warning = await structured(question.text, packed, question.output_schema, question.system_prompt,
+                                          self.llm, ctx.llm_remaining_s, ctx.schemas, question.llm_model)
+        return value, Degradation("output_schema", f"output_schema: {warning}") if warning else None
+
+    async def _below_floor(self, question: str, packed: Sequence[Passage], ctx: SearchContext) -> bool:
+        """Whether no packed passage is close enough to the question to answer it (semantic-svc down: unknown,
+        so the LLM decides)."""
+        try:
+            scores = await self.semantic.similarity(question, [p.scored_text for p in packed], ctx.rich_remaining_s())
+        except Degraded:
+            return False
+        return max(scores, default=0.0) < self.settings.rich_abstain_below
+
+    async def _verdicts(self, answer: Draft, sources: Sequence[Source], ctx: SearchContext
+                        ) -> tuple[tuple[Checked, ...], Degradation | None]:
+        return await _checked_or_unchecked(answer, sources, self.settings.support_floor, ctx, self.semantic)
+
+
+async def _checked_or_unchecked(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext,
+                                semantic: SemanticClient) -> tuple[tuple[Checked, ...], Degradation | None]:
     try:
-        if ctx.on_text:
-            return await llm.stream(chat, budget, ctx.on_text, model=query.llm_model)
-        return await llm.complete(chat, budget, model=query.llm_model)
-    except LLMUnavailable as e:
-        return e
-
-
-async def _json(query: SearchQuery, packed: Sequence[Passage], ctx: SearchContext, up: Upstreams
-                ) -> tuple[Any, Degradation | None]:
-    if query.output_schema is None:
-        return None, None
-    value, warning = await structured(query.query, packed, query.output_schema, query.system_prompt,
-                                      up.llm, ctx.llm_remaining_s, ctx.schemas, query.llm_model)
-    return value, Degradation("output_schema", f"output_schema: {warning}") if warning else None
-
-
-async def _below_floor(question: str, packed: Sequence[Passage], floor: float, ctx: SearchContext,
-                       up: Upstreams) -> bool:
-    """Whether no packed passage is close enough to the question to answer it (semantic-svc down: unknown,
-    so the LLM decides)."""
-    try:
-        scores = await up.semantic.similarity(question, [p.scored_text for p in packed], ctx.rich_remaining_s())
-    except Degraded:
-        return False
-    return max(scores, default=0.0) < floor
-
-
-async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext, up: Upstreams
-                    ) -> tuple[tuple[Checked, ...], Degradation | None]:
-    try:
-        return await checked(answer.claims, sources, floor, ctx, up.semantic), None
+        return await checked(answer.claims, sources, floor, ctx, semantic), None
     except Degraded as e:
         unchecked = tuple(Checked(c, supported=False, score=None, reason=f"it could not be checked ({e})")
                           for c in answer.claims)
@@ -103,8 +154,8 @@ async def _verdicts(answer: Draft, sources: Sequence[Source], floor: float, ctx:
                                       "supported")
 
 
-def _snippets(outcome: SearchOutcome, count: int) -> list[Passage]:
-    hits = [h for name, bucket in outcome.buckets.items() if source(name).ranked for h in bucket][:count]
+def _snippets(hits: Sequence[Hit], count: int) -> list[Passage]:
+    hits = hits[:count]
     return [Passage(h.url, h.title, chunk, score=-rank) for rank, h in enumerate(hits)
             if (chunk := snippet_chunk(h.title, h.content))]
 

@@ -26,7 +26,7 @@ Refusal = Callable[[list[dict[str, Any]]], BadRequest]
 
 async def read_request(request: Request, model: type[M], refusal: Refusal = InvalidRequest) -> M:
     """The request's body as `model`, within the service's request limits (see `parsed`)."""
-    return parsed(await request.body(), model, RequestLimits.of(request.app.state.services.settings), refusal)
+    return parsed(await request.body(), model, request.app.state.request_limits, refusal)
 
 
 def parsed(raw: bytes, model: type[M], limits: RequestLimits = DEFAULT_LIMITS,

@@ -25,16 +25,15 @@ from agent.api.streaming import EVENT_STREAM, OnText, answer_stream
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequest
-from agent.search.service import prepared, run_search
-from agent.services import Services
+from agent.search.service import Search
 
 B = TypeVar("B", bound=BaseModel)
 Pieces = AsyncIterator[str | SearchOutcome]  # the answer's text as the model writes it, then the outcome
 
 
-async def searched(query: SearchQuery, body: Any, services: Services, on_text: OnText | None) -> SearchOutcome:
+async def searched(query: SearchQuery, body: Any, search: Search, on_text: OnText | None) -> SearchOutcome:
     """What most surfaces run: Wisp's search."""
-    return await run_search(query, services, on_text)
+    return await search.run(query, on_text)
 
 
 @dataclass(frozen=True)
@@ -59,32 +58,32 @@ class Surface(Generic[B]):
     shape: Callable[[SearchOutcome, B, SearchQuery, float], dict[str, Any]]
     refusal: Refusal = InvalidRequest
     field: str = "query"
-    run: Callable[[SearchQuery, B, Services, OnText | None], Awaitable[SearchOutcome]] = searched
+    run: Callable[[SearchQuery, B, Search, OnText | None], Awaitable[SearchOutcome]] = searched
     streaming: Streaming[B] | None = None
 
 
 async def answer(request: Request, surface: Surface[B]) -> Response:
     """Read, prepare, admit, run and shape one request on `surface`."""
     started = time.monotonic()
-    services: Services = request.app.state.services
+    search: Search = request.app.state.search
     body = await read_request(request, surface.model, surface.refusal)
-    query = prepared(surface.query(body), services.settings, surface.field)
+    query = search.prepared(surface.query(body), surface.field)
     await admit_search(request, query)
     if query.stream and surface.streaming is not None:
-        return StreamingResponse(events(surface, query, body, services, request.url.path),
+        return StreamingResponse(events(surface, query, body, search, request.url.path),
                                  media_type=EVENT_STREAM)
-    outcome = await surface.run(query, body, services, None)
+    outcome = await surface.run(query, body, search, None)
     return JSONResponse(surface.shape(outcome, body, query, time.monotonic() - started))
 
 
-async def events(surface: Surface[B], query: SearchQuery, body: B, services: Services, path: str
+async def events(surface: Surface[B], query: SearchQuery, body: B, search: Search, path: str
                  ) -> AsyncIterator[bytes]:
     """The surface's events of the run of a prepared and admitted query; an error after the first is the stream's
     last event, in the path's envelope."""
     streaming = surface.streaming
     if streaming is None:
         raise ValueError(f"{surface.model.__name__} has no streaming")
-    pieces = answer_stream(lambda on_text: surface.run(query, body, services, on_text))
+    pieces = answer_stream(lambda on_text: surface.run(query, body, search, on_text))
     try:
         async for event in streaming.events(pieces, body, query):
             yield event

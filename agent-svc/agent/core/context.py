@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.config import Settings
 from agent.core.pages import Extraction, Page
 from agent.core.timings import StageTimings
 
@@ -37,8 +36,19 @@ class CpuPool(Protocol):
 
 
 @dataclass(frozen=True)
+class Spans:
+    """What every request's budget is made of, fixed at start-up from the ranking's and the rich answer's
+    settings."""
+
+    pipeline_s: float = 8.0  # PIPELINE_DEADLINE_S
+    rank_reserve_s: float = 1.5  # RANK_RESERVE_S
+    rich_s: float = 60.0  # RICH_DEADLINE_S
+    verify_reserve_s: float = 1.5  # VERIFY_RESERVE_S
+
+
+@dataclass(frozen=True)
 class Budget:
-    """A request's deadlines, fixed when it starts (time.monotonic() values and the settings' spans)."""
+    """A request's deadlines, fixed when it starts (time.monotonic() values and the service's spans)."""
 
     deadline: float  # by which the request's own `timeout` runs out
     started: float
@@ -48,10 +58,9 @@ class Budget:
     verify_reserve_s: float  # VERIFY_RESERVE_S
 
     @classmethod
-    def of(cls, settings: Settings, timeout_s: float) -> Budget:
+    def of(cls, spans: Spans, timeout_s: float) -> Budget:
         now = time.monotonic()
-        return cls(now + timeout_s, now, settings.pipeline_deadline_s, settings.rank_reserve_s,
-                   settings.rich_deadline_s, settings.verify_reserve_s)
+        return cls(now + timeout_s, now, spans.pipeline_s, spans.rank_reserve_s, spans.rich_s, spans.verify_reserve_s)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 from wisp_text.markdown import unescaped
 
-from agent.config import Settings
 from agent.core.pages import Page
+from agent.index.settings import IndexSettings
 from agent.upstream.semantic import SemanticClient, SemanticUnavailable
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ MAX_BACKGROUND = 64
 
 
 class Ingest:
-    def __init__(self, semantic: SemanticClient, settings: Settings) -> None:
+    def __init__(self, semantic: SemanticClient, settings: IndexSettings) -> None:
         self._semantic, self._timeout_s = semantic, settings.crawl_index_timeout_s
         self._slots = asyncio.Semaphore(settings.crawl_index_concurrency)
         self._background: set[asyncio.Task] = set()

@@ -31,8 +31,8 @@ from typing import Any
 from urllib.parse import urldefrag
 
 from agent import metrics
-from agent.config import PageCacheKind, Settings
 from agent.core.pages import CacheUse, Fetched
+from agent.pages.settings import PageCacheKind, PageCacheSettings
 from agent.state.page_cache import Store
 from agent.state.page_cache.disk import DiskStore
 from agent.state.page_cache.memory import MemoryStore
@@ -152,18 +152,19 @@ class PageCache:
         metrics.page_cache_stored(evicted, self._store.held_bytes)
 
 
-_STORES: dict[PageCacheKind, Callable[[Settings], Store]] = {
-    "disk": lambda settings: DiskStore(Path(settings.page_cache_dir), settings.page_cache_max_bytes),
-    "memory": lambda settings: MemoryStore(settings.page_cache_max_bytes),
-    "redis": lambda settings: RedisStore(settings.redis_url, settings.page_cache_max_bytes, settings.page_cache_ttl_s),
+_STORES: dict[PageCacheKind, Callable[[PageCacheSettings, str], Store]] = {
+    "disk": lambda settings, _: DiskStore(Path(settings.page_cache_dir), settings.page_cache_max_bytes),
+    "memory": lambda settings, _: MemoryStore(settings.page_cache_max_bytes),
+    "redis": lambda settings, redis_url: RedisStore(redis_url, settings.page_cache_max_bytes,
+                                                    settings.page_cache_ttl_s),
 }
 
 
-def open_cache(settings: Settings) -> PageCache | None:
-    """The cache PAGE_CACHE asks for (None: off)."""
+def open_cache(settings: PageCacheSettings, redis_url: str = "") -> PageCache | None:
+    """The cache PAGE_CACHE asks for (None: off); `redis_url`: the replicas' shared Redis, for PAGE_CACHE=redis."""
     if settings.page_cache == "off":
         return None
-    store = _STORES[settings.page_cache](settings)
+    store = _STORES[settings.page_cache](settings, redis_url)
     metrics.page_cache_held(store.held_bytes)
     return PageCache(store, settings.default_max_age_ms)
 

@@ -19,6 +19,7 @@ import httpx
 from agent import metrics
 from agent.core.pages import CacheUse, FailureKind, Fetched, FetchOutcome, PageError
 from agent.pages.cache import PageCache
+from agent.pages.settings import PagesSettings
 from agent.pages.ssrf import Allowlist, Blocked, IPAddress, check_url
 
 JSON_TYPE = "application/json"
@@ -36,6 +37,11 @@ class FetchPolicy:
     max_bytes: int
     max_redirects: int
     user_agent: str
+
+    @classmethod
+    def of(cls, settings: PagesSettings) -> FetchPolicy:
+        return cls(Allowlist.parse(settings.fetch_allow_hosts), settings.fetch_max_bytes,
+                   settings.fetch_max_redirects, settings.fetch_user_agent)
 
 
 class Fetcher:

@@ -69,6 +69,10 @@ class WorkerPool:
         self._failed = 0  # starts that failed, for `start` to say so
         self._waiting = 0  # tasks waiting for a worker
 
+    @property
+    def size(self) -> int:
+        return self._size
+
     async def start(self) -> None:
         """Start every worker now (and warm it), so that the first searches do not pay for it."""
         self._fill()

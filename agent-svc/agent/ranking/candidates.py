@@ -20,6 +20,7 @@ from agent.core.pages import Page
 from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE
+from agent.ranking.settings import RankingSettings
 from agent.retrieval.dedupe import dedupe
 from agent.retrieval.searxng_results import retrieve_candidates
 from agent.upstream.clients import Upstreams
@@ -83,12 +84,12 @@ def keyword_form(text: str) -> str | None:
     return " ".join(kept)
 
 
-async def candidate_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
-                         ) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
-    """SearXNG's results for the query, at least `size` of them; the `ranked` bucket's hits become candidates."""
-    settings = up.settings
+async def candidate_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str,
+                         settings: RankingSettings) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
+    """SearXNG's results for the query, at least `size` of them; the `ranked` bucket's hits become candidates
+    (with REFORMULATE, a question's keyword form is searched too)."""
     pool = replace(query, limit=max(query.limit, size))
-    budget = _searxng_budget(ctx, settings.rank_reserve_s)
+    budget = _searxng_budget(ctx)
     if settings.reformulate and ranked == DEFAULT_SOURCE and (keywords := keyword_form(query.query)):
         outcome = await _with_keyword_form(pool, keywords, ctx, up, budget)
     else:
@@ -110,9 +111,9 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
     return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})
 
 
-def _searxng_budget(ctx: SearchContext, rank_reserve_s: float) -> Callable[[], float]:
+def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:
     """SearXNG may use the pipeline's time but the fetch and the ranking reserve (at least a second)."""
-    reserve = rank_reserve_s + 1.0
+    reserve = ctx.budget.rank_reserve_s + 1.0
     return lambda: max(ctx.pipeline_remaining_s() - reserve, 1.0)
 
 

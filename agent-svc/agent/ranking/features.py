@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from wisp_text.bm25 import bm25_scores
 
-if TYPE_CHECKING:  # the settings read FEATURES, and the pool reads the settings
+if TYPE_CHECKING:  # the fusion settings read FEATURES, and the pool reads them
     from agent.ranking.candidates import Candidate
 
 FEATURES = ("score", "prior", "title", "pass1")

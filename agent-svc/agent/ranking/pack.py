@@ -7,13 +7,14 @@ from collections import Counter
 from agent.core.passage import Passage
 
 
-def pack(passages: list[Passage], budget_chars: int, per_url: int) -> list[Passage]:
-    """Passages in score order that fit the budget, skipping a page's passages past `per_url` so that the
-    context stays diverse; a passage that does not fit is skipped, not cut, and smaller ones may still fit."""
+def pack(passages: list[Passage], budget_chars: int, per_url: int | None = None) -> list[Passage]:
+    """Passages in score order that fit the budget, skipping a page's passages past `per_url` (None: no such
+    bound) so that the context stays diverse; a passage that does not fit is skipped, not cut, and smaller ones
+    may still fit."""
     packed: list[Passage] = []
     used, per_page = 0, Counter[str]()
     for passage in sorted(passages, key=lambda p: p.score, reverse=True):
-        if per_page[passage.url] >= per_url or used + len(passage.text) > budget_chars:
+        if (per_url is not None and per_page[passage.url] >= per_url) or used + len(passage.text) > budget_chars:
             continue
         packed.append(passage)
         per_page[passage.url] += 1

@@ -28,16 +28,17 @@ from agent.ranking.fusion import FUSIONS, descending, rrf
 from agent.ranking.pack import context_text, pack
 from agent.ranking.prune import within_margin
 from agent.ranking.recency import RECENCY_NOTE, is_time_sensitive, recency_bonus
+from agent.ranking.settings import RankingSettings
 from agent.retrieval.searxng_results import retrieve_candidates
 from agent.upstream.clients import Upstreams
 
 SEARXNG_ORDER = "results keep SearXNG's order"  # how a warning says that nothing could be scored
 Scores = tuple[float, ...]
-# the candidate pool of a ranked mode: (query, context, upstreams, pool size, ranked source) → the outcome so far
-# and the ranked source's candidates, best first
 # a retrieval mode: the query, the request's context and the upstream clients → the results per bucket
 Run = Callable[[SearchQuery, SearchContext, Upstreams], Awaitable[SearchOutcome]]
-Gather = Callable[[SearchQuery, SearchContext, Upstreams, int, str],
+# the candidate pool of a ranked mode: (query, context, upstreams, pool size, ranked source, the ranked modes'
+# settings) → the outcome so far and the ranked source's candidates, best first
+Gather = Callable[[SearchQuery, SearchContext, Upstreams, int, str, RankingSettings],
                   Awaitable[tuple[SearchOutcome, tuple[Candidate, ...]]]]
 
 
@@ -104,31 +105,33 @@ class Judged:
         return self.passages[0].score if self.passages else None
 
 
-async def run_ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec) -> SearchOutcome:
+async def run_ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec,
+                     settings: RankingSettings) -> SearchOutcome:
     """Rank the first requested source that ranks (web); other buckets keep SearXNG's order."""
     ranked = next((s.type for s in query.sources if source(s.type).ranked), None)
     if ranked is None:
         return (await retrieve_candidates(query, ctx, up)).limited(query.limit)
-    return await _ranked(query, ctx, up, spec, ranked)
+    return await _ranked(query, ctx, up, spec, settings, ranked)
 
 
-async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec, ranked: str
-                  ) -> SearchOutcome:
-    outcome, candidates = await spec.gather(query, ctx, up, spec.pool, ranked)
+async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: RankSpec, settings: RankingSettings,
+                  ranked: str) -> SearchOutcome:
+    outcome, candidates = await spec.gather(query, ctx, up, spec.pool, ranked, settings)
     if not candidates:
-        return _finish(outcome, query, ranked, (), (), ctx, up, spec.margin)
+        return _finish(outcome, query, ranked, (), (), ctx, settings, spec.margin)
     try:
         preliminary = await spec.scorer.preliminary(query.query, candidates, ctx)
     except Degraded as e:
-        return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})", spec.margin)
+        return _searxng_order(outcome, query, ranked, candidates, ctx, settings, f"semantic-svc failed ({e})",
+                              spec.margin)
     if spec.fetch:
-        candidates, failed = await _fetch(candidates, preliminary, query, ctx, up)
+        candidates, failed = await _fetch(candidates, preliminary, query, ctx, settings)
         outcome = outcome.warned(failed)
     try:
         scored = await spec.scorer.score(query.query, candidates, ctx)
     except Degraded as e:
         if preliminary is None:
-            return _searxng_order(outcome, query, ranked, candidates, ctx, up, f"semantic-svc failed ({e})",
+            return _searxng_order(outcome, query, ranked, candidates, ctx, settings, f"semantic-svc failed ({e})",
                                   spec.margin)
         outcome = outcome.warned(Degradation("snippet_scores", f"semantic-svc failed on page content ({e}): "
                                                "ranked by snippets alone"))
@@ -139,21 +142,20 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: R
                      preliminary[i] if preliminary else None)
               for i, (c, passages) in enumerate(zip(candidates, scored.passages, strict=True))]
     judged, unscored = _placed_unscored(judged, scored.cut, preliminary is not None)
-    if spec.recency and is_time_sensitive(query.query, query.tbs) and up.settings.recency_weight > 0:
-        judged = _weighed_by_recency(judged, up.settings.recency_weight * spec.margin)
+    if spec.recency and is_time_sensitive(query.query, query.tbs) and settings.recency_weight > 0:
+        judged = _weighed_by_recency(judged, settings.recency_weight * spec.margin)
         outcome = outcome.warned(RECENCY_NOTE)
     judged = _with_features(query.query, _pruned(judged, spec.margin))
-    in_order = _fused(judged, spec, up.settings.rrf_k)
+    in_order = _fused(judged, spec, settings.rrf_k)
     fused = {j.candidate.url: j for j in in_order}
     judged = [fused.get(j.candidate.url, j) for j in judged]
-    return _finish(outcome, query, ranked, [j for j in in_order if j.kept] + unscored, judged + unscored, ctx, up,
-                   spec.margin)
+    return _finish(outcome, query, ranked, [j for j in in_order if j.kept] + unscored, judged + unscored, ctx,
+                   settings, spec.margin)
 
 
 async def _fetch(candidates: tuple[Candidate, ...], preliminary: Scores | None, query: SearchQuery,
-                 ctx: SearchContext, up: Upstreams) -> tuple[tuple[Candidate, ...], str | None]:
+                 ctx: SearchContext, settings: RankingSettings) -> tuple[tuple[Candidate, ...], str | None]:
     """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages."""
-    settings = up.settings
     # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
     # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
     order = (rrf({"score": list(preliminary), "prior": prior(candidates)}, {"score": 0.5}, settings.rrf_k)
@@ -218,18 +220,18 @@ def _fused(judged: list[Judged], spec: RankSpec, rrf_k: int) -> list[Judged]:
 
 
 def _searxng_order(outcome: SearchOutcome, query: SearchQuery, ranked: str, candidates: Sequence[Candidate],
-                   ctx: SearchContext, up: Upstreams, cause: str, margin: float) -> SearchOutcome:
+                   ctx: SearchContext, settings: RankingSettings, cause: str, margin: float) -> SearchOutcome:
     """The degraded outcome when nothing could be scored: SearXNG's order, nothing pruned, and why."""
     judged = [Judged(c, kept=True, reason="SearXNG order (no scores)") for c in candidates]
     unscored = Degradation("searxng_order", f"{cause}: {SEARXNG_ORDER}")
-    return _finish(outcome.warned(unscored), query, ranked, judged, judged, ctx, up, margin)
+    return _finish(outcome.warned(unscored), query, ranked, judged, judged, ctx, settings, margin)
 
 
 def _finish(outcome: SearchOutcome, query: SearchQuery, ranked: str, in_order: Sequence[Judged],
-            judged: Sequence[Judged], ctx: SearchContext, up: Upstreams, margin: float) -> SearchOutcome:
+            judged: Sequence[Judged], ctx: SearchContext, settings: RankingSettings, margin: float
+            ) -> SearchOutcome:
     """The kept candidates (best first) become the ranked bucket; their passages within the margin of the best
     are packed into the context."""
-    settings = up.settings
     kept = list(in_order)[: query.limit]
     top = max((j.score for j in judged if j.score is not None), default=0.0)
     shown = {j.candidate.url: tuple(p for p in j.passages if top - p.score <= margin) for j in kept}

@@ -39,13 +39,13 @@ async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limi
     The floor gates the query, as it was calibrated (on each query's best cosine): an on-topic query keeps the
     pages its lexical side found below the floor, which a floor per chunk dropped (a page that names the query's
     rare words but reads unlike it to the embedder)."""
-    settings = up.settings
+    reach = up.semantic.index_reach
     with ctx.timings.stage("index"):
-        chunks = await up.semantic.index_search(query.query, min(limit * settings.index_chunks_per_result, 100),
+        chunks = await up.semantic.index_search(query.query, min(limit * reach.chunks_per_result, 100),
                                                 None, ctx.pipeline_remaining_s())
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
     kept = [c for c in chunks if admitted.admits(c["url"], None)]
-    if max((float(c["score"]) for c in kept), default=-1.0) < settings.vector_floor:
+    if max((float(c["score"]) for c in kept), default=-1.0) < reach.floor:
         return []
     return [_indexed(chunk) for chunk in dedupe(kept, lambda c: c["url"])[:limit]]
 

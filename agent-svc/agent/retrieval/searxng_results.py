@@ -33,12 +33,6 @@ class SourceResult:
     error: WispError | None = None  # set when the source produced nothing because SearXNG failed
 
 
-@dataclass(frozen=True)
-class PagePolicy:
-    page_size: int  # results SearXNG is expected to give per page
-    max_pages: int
-
-
 async def retrieve_candidates(query: SearchQuery, ctx: SearchContext, up: Upstreams,
                               remaining_s: Callable[[], float] | None = None) -> SearchOutcome:
     """Translate the query, ask SearXNG for every source and gather hits per bucket, in SearXNG order.
@@ -46,12 +40,11 @@ async def retrieve_candidates(query: SearchQuery, ctx: SearchContext, up: Upstre
     Raises the SearXNG failure when no source produced anything; otherwise failures become warnings.
     `remaining_s` bounds each SearXNG call (default: what is left of the request's timeout).
     """
-    settings, searxng = up.settings, up.searxng
+    searxng = up.searxng
     catalog, warnings = await _catalog_if_needed(query, searxng)
     plans, plan_warnings = plan_sources(query, catalog)
-    policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)
     with ctx.timings.stage("searxng"):
-        results = await retrieve(plans, query.limit, searxng, policy, remaining_s or ctx.remaining_s)
+        results = await retrieve(plans, query.limit, searxng, remaining_s or ctx.remaining_s)
     failures = [r.error for r in results if r.error]
     if any(isinstance(e, BadRequest) for e in failures):
         raise next(e for e in failures if isinstance(e, BadRequest))
@@ -74,25 +67,25 @@ async def _catalog_if_needed(query: SearchQuery, searxng: SearxngClient
                                   "and categories were not checked")]
 
 
-async def retrieve(plans: list[SourcePlan], limit: int, client: SearxngClient, policy: PagePolicy,
+async def retrieve(plans: list[SourcePlan], limit: int, client: SearxngClient,
                    remaining_s: Callable[[], float]) -> list[SourceResult]:
     """Run every plan concurrently; each result holds that source's hits in SearXNG order.
 
     `remaining_s` tells the time left of the request's budget when each page is asked for.
     """
     if len(plans) == 1:  # the common search: awaited as is, without a task to create and schedule
-        return [await _retrieve_source(plans[0], limit, client, policy, remaining_s)]
-    return list(await asyncio.gather(*(_retrieve_source(p, limit, client, policy, remaining_s) for p in plans)))
+        return [await _retrieve_source(plans[0], limit, client, remaining_s)]
+    return list(await asyncio.gather(*(_retrieve_source(p, limit, client, remaining_s) for p in plans)))
 
 
-async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient, policy: PagePolicy,
+async def _retrieve_source(plan: SourcePlan, limit: int, client: SearxngClient,
                            remaining_s: Callable[[], float]) -> SourceResult:
     result = SourceResult(plan.source)
     if plan.skip_reason:
         result.warnings.append(f"{plan.source}: {plan.skip_reason}; its results are empty")
         return result
     collected: list[Hit] = []
-    next_page, exhausted, malformed = 1, False, 0
+    next_page, exhausted, malformed, policy = 1, False, 0, client.pages
     while not exhausted and next_page <= policy.max_pages:
         wanted = math.ceil(max(limit - len(result.hits), 1) / policy.page_size)
         batch = range(next_page, min(next_page + wanted, policy.max_pages + 1))

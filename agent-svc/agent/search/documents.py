@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agent.answers.page_answers import answer_pages
+from agent.answers.rich import Answers
 from agent.core.context import SearchContext
 from agent.core.formats import DOCUMENT_FORMATS, PAGE_ASK_KINDS
 from agent.core.outcome import SearchOutcome
@@ -18,10 +18,9 @@ from agent.core.query import SearchQuery
 from agent.core.sources import source
 from agent.pages.documents import document
 from agent.pages.loading import failed_pages
-from agent.upstream.clients import Upstreams
 
 
-async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, up: Upstreams
+async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, answers: Answers
                            ) -> SearchOutcome:
     """The outcome with a Document for every result of a scraped source, when scrapeOptions asks for one."""
     formats = [f for f in query.scrape_formats if f in DOCUMENT_FORMATS]
@@ -37,5 +36,5 @@ async def attach_documents(outcome: SearchOutcome, query: SearchQuery, ctx: Sear
     failed = failed_pages(pages, "have no scraped content", "no_content")
     outcome = replace(outcome, documents=documents, pages={**outcome.pages, **pages}).warned(failed)
     if query.page_asks:
-        outcome = await answer_pages(outcome, query.page_asks, up.settings.rich_context_chars, ctx, up.llm)
+        outcome = await answers.pages(outcome, query.page_asks, ctx)
     return outcome

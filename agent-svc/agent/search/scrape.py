@@ -16,7 +16,7 @@ from typing import Any
 from wisp_obs.requests import request_id
 
 from agent import metrics
-from agent.answers.page_answers import answer_pages
+from agent.answers.rich import Answers
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.formats import needs_whole_page
 from agent.core.outcome import SearchOutcome
@@ -25,7 +25,6 @@ from agent.core.query import PageAsk
 from agent.errors import WispError
 from agent.pages.documents import document
 from agent.services import Services
-from agent.upstream.clients import Upstreams
 
 # a failure with no page to show (not Page.answered) → (HTTP status, Firecrawl's code), as its scrape controller
 # answers them: 500 for a scrape that failed, except a DNS failure, which it answers with 200 and `success: false`
@@ -71,12 +70,12 @@ async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
     try:
         async with asyncio.timeout(job.timeout_ms / 1000):
             pages = await ctx.load_pages([job.url], job.extraction, ctx.deadline - RESPONSE_RESERVE_S)
-            return await _document(job, pages[job.url], ctx, services.upstreams)
+            return await _document(job, pages[job.url], ctx, services.answers)
     except TimeoutError:
         raise _failed("timeout", f"the scrape did not finish within its timeout of {job.timeout_ms} ms") from None
 
 
-async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstreams) -> dict[str, Any]:
+async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, answers: Answers) -> dict[str, Any]:
     warnings = list(job.warnings)
     if not page.answered:
         raise _failed(page.failure, f"{job.url} could not be scraped: {page.error}")
@@ -85,8 +84,8 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, up: Upstream
     doc = document(job.url, "", "", page, list(job.formats))
     doc["metadata"]["scrapeId"] = request_id()
     if job.asks and page.extracted is not None:
-        answered = await answer_pages(SearchOutcome({}, documents={job.url: doc}, pages={job.url: page}), job.asks,
-                                      up.settings.rich_context_chars, ctx, up.llm)
+        answered = await answers.pages(SearchOutcome({}, documents={job.url: doc}, pages={job.url: page}), job.asks,
+                                       ctx)
         doc = answered.documents[job.url]
         warnings += answered.warnings
         metrics.degraded(answered.degradations)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.config import Settings
+from agent.state.settings import SharedStateSettings
 from agent.state.tasks import TaskQueue
 
 
@@ -24,7 +24,7 @@ class Shared:
 
 
 @asynccontextmanager
-async def shared_state(settings: Settings) -> AsyncIterator[Shared | None]:
+async def shared_state(settings: SharedStateSettings) -> AsyncIterator[Shared | None]:
     """The replicas' shared state on REDIS_URL, None without it (one replica: SQLite jobs, in-process limits).
     Redis need not answer yet: what needs it fails (503) or falls back until it does."""
     if not settings.redis_url:

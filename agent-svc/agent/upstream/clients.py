@@ -1,19 +1,33 @@
-"""The clients of every upstream service with the settings they serve, made once at start-up and handed to the
-stages that call them (never reached through a request's context)."""
+"""The clients of every upstream service, made once at start-up from the upstream settings and handed to the
+stages that call them (never reached through a request's context). Each client carries how it is to be asked
+(SearXNG's paging, the index's reach, the LLM's default model); no stage reads the upstream settings."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.config import Settings
+import httpx
+
 from agent.upstream.llm import LLMClient
-from agent.upstream.searxng import SearxngClient
-from agent.upstream.semantic import SemanticClient
+from agent.upstream.searxng import PagePolicy, SearxngClient
+from agent.upstream.semantic import IndexReach, SemanticClient
+from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings
 
 
 @dataclass(frozen=True)
 class Upstreams:
-    settings: Settings
     searxng: SearxngClient
     semantic: SemanticClient
     llm: LLMClient  # rich answers and the LLM formats
+
+    @classmethod
+    def of(cls, searxng: SearxngSettings, semantic: SemanticSvcSettings, llm: LLMSettings, http: httpx.AsyncClient
+           ) -> Upstreams:
+        """The clients the settings describe, sharing one HTTP client (the LLM's SDK has its own)."""
+        return cls(
+            SearxngClient(searxng.searxng_url, http, searxng.searxng_timeout_s, searxng.searxng_config_ttl_s,
+                          searxng.engine_health_window_s, PagePolicy(searxng.searxng_page_size,
+                                                                     searxng.searxng_max_pages)),
+            SemanticClient(semantic.semantic_svc_url, http, semantic.semantic_timeout_s, semantic.index_collection,
+                           IndexReach(semantic.index_chunks_per_result, semantic.vector_floor)),
+            LLMClient(llm.llm_base_url, llm.llm_api_key, llm.llm_model, llm.llm_max_tokens, llm.llm_system_role))

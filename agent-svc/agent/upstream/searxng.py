@@ -26,6 +26,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # one scan in C instead of a generato
 RETRY_MIN_S = 1.0  # the least budget worth a second try at a search SearXNG failed with a 5xx
 
 
+@dataclass(frozen=True)
+class PagePolicy:
+    """How many SearXNG pages a source may ask for, and how many results one is expected to hold."""
+
+    page_size: int = 10
+    max_pages: int = 5
+
+
 @dataclass
 class SearxngPage:
     hits: list[Hit]
@@ -35,10 +43,11 @@ class SearxngPage:
 
 class SearxngClient:
     def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, config_ttl_s: float = 300.0,
-                 health_window_s: float = 600.0) -> None:
+                 health_window_s: float = 600.0, pages: PagePolicy = PagePolicy()) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = http
-        self._timeout_s = timeout_s
+        self.timeout_s = timeout_s
+        self.pages = pages
         self._config_ttl_s = config_ttl_s
         self._catalog: tuple[float, EngineCatalog] | None = None
         self.health = EngineHealth(health_window_s)
@@ -48,7 +57,7 @@ class SearxngClient:
 
         Raises UpstreamError, or BadRequest when SearXNG rejects a parameter.
         """
-        budget = min(budget_s, self._timeout_s) if budget_s is not None else self._timeout_s
+        budget = min(budget_s, self.timeout_s) if budget_s is not None else self.timeout_s
         deadline = time.monotonic() + budget
         response = await self._search_within(params, budget)
         # searx 1.1.0 now and then answers 500 when an engine times out while the answer is being written
@@ -73,13 +82,13 @@ class SearxngClient:
         # timeout_limit lets SearXNG cut its slow engines and answer within the budget; the HTTP timeout
         # leaves slack past the budget so that the caller's own deadline, not this call, reports a timeout
         query = {**params, "timeout_limit": f"{max(budget - 0.25, 0.1):.2f}"}
-        return await self._get("/search", query, min(self._timeout_s, budget + 0.5))
+        return await self._get("/search", query, min(self.timeout_s, budget + 0.5))
 
     async def catalog(self) -> EngineCatalog:
         """The instance's engines and categories from GET /config, cached for the configured TTL."""
         if self._catalog and time.monotonic() - self._catalog[0] < self._config_ttl_s:
             return self._catalog[1]
-        body = _json_body(await self._get("/config", {}, self._timeout_s))
+        body = _json_body(await self._get("/config", {}, self.timeout_s))
         engines = {
             e["name"]: frozenset(e.get("categories") or [])
             for e in body.get("engines", []) if isinstance(e, dict) and e.get("name")
@@ -90,7 +99,7 @@ class SearxngClient:
 
     async def ping(self) -> None:
         """Raise UpstreamError unless SearXNG answers its health check."""
-        response = await self._get("/healthz", {}, min(self._timeout_s, 5.0))
+        response = await self._get("/healthz", {}, min(self.timeout_s, 5.0))
         if response.status_code != 200:
             raise UpstreamError(f"SearXNG health check at {self.base_url}/healthz answered HTTP {response.status_code}")
 

@@ -7,6 +7,7 @@ here, whatever its cause, is `SemanticUnavailable` with a message that names it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,6 +15,7 @@ import httpx
 from wisp_obs.requests import id_header
 
 from agent.errors import Degraded
+from agent.upstream.settings import VECTOR_FLOOR
 
 _LEAST_WAIT_S = 0.05  # shorter than this, no answer could come back
 
@@ -33,11 +35,22 @@ class IndexEmpty(SemanticUnavailable):
     """The vector index holds no collection yet: nothing was crawled."""
 
 
+@dataclass(frozen=True)
+class IndexReach:
+    """How the vector index is asked: chunks per result wanted (a page's chunks crowd the nearest ones), and the
+    cosine a query's best chunk must reach for the index to hold an answer (VECTOR_FLOOR)."""
+
+    chunks_per_result: int = 4
+    floor: float = VECTOR_FLOOR
+
+
 class SemanticClient:
-    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, collection: str = "") -> None:
+    def __init__(self, base_url: str, http: httpx.AsyncClient, timeout_s: float, collection: str = "",
+                 index_reach: IndexReach = IndexReach()) -> None:
         self.base_url = base_url.rstrip("/")
         self._http, self._timeout_s = http, timeout_s
         self._collection = {"collection": collection} if collection else {}  # empty: semantic-svc's default
+        self.index_reach = index_reach
         self._ms_per_kchar: dict[str, float] = {}  # by kind of model call, as semantic-svc last measured it
 
     def pace(self, kind: str) -> float | None:

@@ -12,21 +12,31 @@ from typing import Any
 import httpx
 from wisp_text.bm25 import tokenize
 
+from agent.answers.rich import Answers
+from agent.api.gate.body_limits import RequestLimits
+from agent.api.settings import RequestSettings
 from agent.config import Settings
+from agent.core.context import Spans
 from agent.core.pages import CacheUse, Fetched, PageError
+from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
+from agent.index.map.site_map import MapTools
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
+from agent.ranking.stage import Ranking
+from agent.search.service import Search
 from agent.services import Services
 from agent.state.politeness.memory import HostGate
 from agent.upstream.clients import Upstreams
 from agent.upstream.llm import LLMClient
 from agent.upstream.searxng import SearxngClient
-from agent.upstream.semantic import SemanticClient
+from agent.upstream.semantic import IndexReach, SemanticClient
 
 
 class InlinePool:
     """The worker pool's interface, extracting in the test's own thread."""
+
+    size = 2  # EXTRACT_WORKERS' default
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         return fn(*args)
@@ -67,17 +77,31 @@ class FakeSearxng:
     def services(self, semantic: FakeSemantic | None = None, pages: dict[str, str] | None = None,
                  llm_http: httpx.AsyncClient | None = None, **settings: object) -> Services:
         """Services on this SearXNG; semantic-svc is `semantic` (none: unreachable), and the web holds `pages`
-        (URL → HTML; none: every fetch is blocked, as the SSRF guard does with these hosts)."""
+        (URL → HTML; none: every fetch is blocked, as the SSRF guard does with these hosts). `settings`: variables
+        set as the environment would (Settings.of)."""
+        return self.search(semantic, pages, llm_http, **settings).services
+
+    def search(self, semantic: FakeSemantic | None = None, pages: dict[str, str] | None = None,
+               llm_http: httpx.AsyncClient | None = None, **settings: object) -> Search:
+        """The search stage on these services, made as the app makes it."""
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
-        config = Settings(searxng_url="http://searx.test", **settings)
-        policy = FetchPolicy(Allowlist.parse(""), config.fetch_max_bytes, 5, "test")
+        config = Settings.of(searxng_url="http://searx.test", **settings)
+        policy = FetchPolicy(Allowlist.parse(""), config.pages.fetch_max_bytes, 5, "test")
         scorer_http = httpx.AsyncClient(transport=httpx.MockTransport(semantic.handle)) if semantic else http
-        semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0)
-        llm = LLMClient("http://llm.test/v1", "", "test-model", 200, config.llm_system_role, http=llm_http or http)
-        upstreams = Upstreams(config, SearxngClient(config.searxng_url, http, config.searxng_timeout_s),
-                              semantic_client, llm)
-        return Services(upstreams, FakeWeb(pages) if pages is not None else Fetcher(http, policy), InlinePool(),
-                        Ingest(semantic_client, config), HostGate(config.crawl_host_concurrency), InlinePool())
+        semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0, "", IndexReach(
+            config.semantic.index_chunks_per_result, config.semantic.vector_floor))
+        llm_url = "http://llm.test/v1" if config.llm.llm_base_url else ""  # LLM_BASE_URL="": none configured
+        llm = LLMClient(llm_url, "", "test-model", 200, config.llm.llm_system_role, http=llm_http or http)
+        searxng = SearxngClient(config.searxng.searxng_url, http, config.searxng.searxng_timeout_s)
+        fetcher = FakeWeb(pages) if pages is not None else Fetcher(http, policy)
+        ingest, gate = Ingest(semantic_client, config.index), HostGate(config.crawl.crawl_host_concurrency)
+        services = Services(Upstreams(searxng, semantic_client, llm), fetcher, InlinePool(), ingest, gate, InlinePool(),
+                            Answers(config.rich, llm, semantic_client),
+                            CrawlTools(config.crawl, fetcher, InlinePool(), ingest, gate),
+                            MapTools(config.index.map_max_pages, fetcher, InlinePool(), gate, searxng),
+                            Spans(config.ranking.pipeline_deadline_s, config.ranking.rank_reserve_s,
+                                  config.rich.rich_deadline_s, config.rich.verify_reserve_s))
+        return Search(config.search, Ranking.of(config.modes, config.ranking), services)
 
 
 def _rank(url: str) -> int:
@@ -120,7 +144,28 @@ class FakeWeb:
 
 
 def replaced(services: Services, **parts: Any) -> Services:
-    """`services` with some parts replaced, the upstream clients (settings, searxng, semantic, llm) included."""
-    upstream = {name: part for name, part in parts.items() if name in ("settings", "searxng", "semantic", "llm")}
+    """`services` with some parts replaced, the upstream clients (searxng, semantic, llm) included, and the
+    stages made of them (answers, crawl and map tools) remade with the new parts."""
+    upstream = {name: part for name, part in parts.items() if name in ("searxng", "semantic", "llm")}
     rest = {name: part for name, part in parts.items() if name not in upstream}
-    return replace(services, upstreams=replace(services.upstreams, **upstream), **rest)
+    changed = replace(services, upstreams=replace(services.upstreams, **upstream), **rest)
+    up = changed.upstreams
+    return replace(changed, answers=replace(changed.answers, llm=up.llm, semantic=up.semantic),
+                   crawl_tools=replace(changed.crawl_tools, fetcher=changed.fetcher, cpu_pool=changed.cpu_pool,
+                                       ingest=changed.ingest, gate=changed.gate),
+                   map_tools=replace(changed.map_tools, fetcher=changed.fetcher, cpu_pool=changed.cpu_pool,
+                                     gate=changed.gate, searxng=up.searxng))
+
+
+def replaced_search(search: Search, **parts: Any) -> Search:
+    """`search` on its services with some parts replaced (see `replaced`)."""
+    return replace(search, services=replaced(search.services, **parts))
+
+
+def serving(app: Any, search: Search) -> None:
+    """`app`'s state as its lifespan leaves it, with `search` and its services (and the API's settings and request
+    limits as the environment gives them, unless the app was made with its own)."""
+    app.state.search, app.state.services = search, search.services
+    if not hasattr(app.state, "request_settings"):
+        app.state.request_settings = RequestSettings()
+        app.state.request_limits = RequestLimits()

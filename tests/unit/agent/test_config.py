@@ -8,5 +8,5 @@ from agent.config import Settings
 
 def test_a_redis_page_cache_without_redis_url_is_refused() -> None:
     with pytest.raises(ValidationError, match="PAGE_CACHE=redis keeps pages in the Redis of REDIS_URL"):
-        Settings(page_cache="redis", redis_url="")
-    assert Settings(page_cache="redis", redis_url="redis://127.0.0.1:6379/0").page_cache == "redis"
+        Settings.of(page_cache="redis", redis_url="")
+    assert Settings.of(page_cache="redis", redis_url="redis://127.0.0.1:6379/0").page_cache.page_cache == "redis"

@@ -17,8 +17,7 @@ from agent.core.query import SearchQuery
 from agent.core.timings import StageTimings
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
-from agent.search.service import prepared, run_search
-from agent.services import Services
+from agent.search.service import Search
 from agent.upstream.searxng import SearxngClient
 
 from .fake_searxng import FakeSearxng, FakeSemantic
@@ -43,8 +42,8 @@ class Moved:
 
 
 
-def searched(query: SearchQuery, services: Services) -> SearchOutcome:
-    return asyncio.run(run_search(prepared(query, services.settings), services))
+def searched(query: SearchQuery, search: Search) -> SearchOutcome:
+    return asyncio.run(search.run(search.prepared(query)))
 
 def test_every_cause_and_fetch_outcome_is_a_series_from_the_start() -> None:
     for cause in get_args(metrics.Cause):
@@ -87,13 +86,13 @@ def test_a_keyword_search_times_its_stages_and_counts_unresponsive_engines() -> 
     with Moved("wisp_agent_stage_duration_seconds_count", stage="searxng", mode="keyword") as searxng, \
          Moved("wisp_agent_searxng_engine_unresponsive_total", engine="slowengine", reason="timeout") as failed, \
          Moved("wisp_agent_degradations_total", cause="engines_unresponsive") as degraded:
-        searched(SearchQuery(query="q", limit=3), fake.services())
+        searched(SearchQuery(query="q", limit=3), fake.search())
     assert (searxng.by, failed.by, degraded.by) == (1, 1, 1)
 
 
 def test_a_ranked_search_without_semantic_svc_counts_its_fallback() -> None:
     with Moved("wisp_agent_degradations_total", cause="searxng_order") as degraded:
-        outcome = searched(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"), FakeSearxng().services())
+        outcome = searched(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"), FakeSearxng().search())
     assert degraded.by == 1 and "results keep SearXNG's order" in outcome.warnings[-1]
 
 
@@ -101,7 +100,7 @@ def test_pages_that_fail_count_one_snippet_fallback_per_search() -> None:
     pages = {"https://general.test/0": "<html><body><p>q q q</p></body></html>"}  # the others answer 404
     with Moved("wisp_agent_degradations_total", cause="snippets") as degraded:
         searched(SearchQuery(query="q", limit=3, retrieval_mode="hybrid"),
-                 FakeSearxng().services(FakeSemantic(), pages))
+                 FakeSearxng().search(FakeSemantic(), pages))
     assert degraded.by == 1
 
 

@@ -17,6 +17,7 @@ from agent.api.firecrawl.batch_wire import (
 from agent.api.firecrawl.crawl_routes import api_base_url
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, paging
 from agent.api.gate.usage import owner_of
+from agent.api.settings import request_settings
 from agent.core.crawl_options import BATCH
 from agent.index.crawl.manager import Crawls
 
@@ -39,7 +40,7 @@ async def start_batch_scrape_v1(request: Request) -> JSONResponse:
 
 async def _started(request: Request, body: BatchScrapeRequest | V1BatchScrapeRequest) -> JSONResponse:
     crawls = _crawls(request)
-    settings = crawls.tools.settings
+    settings = request_settings(request)
     batch = body.to_batch(settings.scrape_timeout_s, settings.batch_max_urls)
     job_id = await crawls.start(batch.options, owner_of(request.scope), batch.append_to)
     return JSONResponse(started_body(job_id, api_base_url(request), batch.invalid))

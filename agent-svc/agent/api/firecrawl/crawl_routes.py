@@ -9,6 +9,7 @@ from starlette.requests import HTTPConnection
 from agent.api.bodies import read_request
 from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, active_body, errors_body, paging, started_body, status_body
 from agent.api.gate.usage import owner_of
+from agent.api.settings import request_settings
 from agent.core.crawl_options import CRAWL
 from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
@@ -36,7 +37,7 @@ def api_base_url(request: Request) -> str:
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
     model = V1CrawlRequest if api_version(request) == "v1" else CrawlRequest
-    options = (await read_request(request, model)).to_options(crawls.tools.settings.crawl_max_pages)
+    options = (await read_request(request, model)).to_options(request_settings(request).crawl_max_pages)
     return JSONResponse(started_body(await crawls.start(options, owner_of(request.scope)), api_base_url(request)))
 
 

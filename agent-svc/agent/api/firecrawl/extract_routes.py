@@ -9,6 +9,7 @@ from agent.api.bodies import read_request
 from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
+from agent.api.settings import request_settings
 from agent.state.extracts.memory import ExtractJobs
 from agent.state.extracts.redis import RedisExtractJobs
 
@@ -31,7 +32,7 @@ async def start_extract_v1(request: Request) -> JSONResponse:
 
 async def _started(request: Request, body: ExtractRequest) -> JSONResponse:
     await admit_costly(request)  # the start only: the jobs themselves are bounded by EXTRACT_MAX_JOBS(_PER_KEY)
-    job, invalid = body.to_job(request.app.state.services.settings)
+    job, invalid = body.to_job(request_settings(request))
     return JSONResponse(started_body(await _extracts(request).start(job, owner_of(request.scope)), invalid))
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from agent.answers.schemas import checked_schema
 from agent.api.firecrawl.search_wire import SafeInt, ScrapeOptions
-from agent.config import Settings
+from agent.api.settings import RequestSettings
 from agent.core.dates import iso_instant
 from agent.core.extract_job import ExtractJob
 from agent.errors import BadRequest, InvalidRequest
@@ -47,7 +47,7 @@ class ExtractRequest(BaseModel):
     origin: StrictStr | None = None
     integration: StrictStr | None = None
 
-    def to_job(self, settings: Settings) -> tuple[ExtractJob, list[str]]:
+    def to_job(self, settings: RequestSettings) -> tuple[ExtractJob, list[str]]:
         """The job, and the URLs left out as invalid (ignoreInvalidURLs); a 400 naming what is wrong."""
         given = [url.strip() for url in self.urls or []]
         if len(given) > settings.extract_max_urls:

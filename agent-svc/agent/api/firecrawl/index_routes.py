@@ -14,7 +14,6 @@ from agent.api.firecrawl.search_wire import v2_response
 from agent.api.gate.admission import admit_costly
 from agent.errors import Degraded, UpstreamError
 from agent.index.crawl.options import MAX_URL_CHARS
-from agent.index.similar import run_similar
 from agent.upstream.semantic import IndexEmpty
 
 T = TypeVar("T")
@@ -47,9 +46,7 @@ class IndexDeleteRequest(BaseModel):
 async def similar_pages(request: Request) -> JSONResponse:
     body = await read_request(request, SimilarRequest)
     await admit_costly(request)
-    services = request.app.state.services
-    outcome, query = await run_similar(body.url, body.limit, body.timeout, services.context(body.timeout / 1000),
-                                       services.upstreams)
+    outcome, query = await request.app.state.search.similar(body.url, body.limit, body.timeout)
     return JSONResponse(v2_response(outcome, query))
 
 

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from agent.api.bodies import read_request
 from agent.api.firecrawl.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
 from agent.api.gate.admission import admit_costly
+from agent.api.settings import request_settings
 from agent.index.map.site_map import SiteMap, map_site
 
 router = APIRouter()
@@ -22,7 +23,7 @@ async def map_v2(request: Request) -> JSONResponse:
     body = await read_request(request, MapRequest)
     await admit_costly(request)  # pages fetched and read in the worker pool, sitemaps, SearXNG: seconds
     services = request.app.state.services
-    return await _answer(v2_body, await map_site(body.to_job(services.settings), services.map_tools()))
+    return await _answer(v2_body, await map_site(body.to_job(request_settings(request)), services.map_tools))
 
 
 @router.post("/v1/map")
@@ -30,7 +31,7 @@ async def map_v1(request: Request) -> JSONResponse:
     body = await read_request(request, V1MapRequest)
     await admit_costly(request)
     services = request.app.state.services
-    return await _answer(v1_body, await map_site(body.to_job(services.settings), services.map_tools()))
+    return await _answer(v1_body, await map_site(body.to_job(request_settings(request)), services.map_tools))
 
 
 async def _answer(shaped: Callable[[SiteMap], dict[str, Any]], site_map: SiteMap) -> JSONResponse:

@@ -20,7 +20,7 @@ from pydantic import (
 from wisp_obs.requests import request_id
 
 from agent.api.firecrawl.scrape_wire import MAX_TIMEOUT_MS
-from agent.config import Settings
+from agent.api.settings import RequestSettings
 from agent.index.crawl.options import MAX_URL_CHARS, page_url
 from agent.index.map.site_map import MapJob, SiteMap, Sitemap
 
@@ -51,7 +51,7 @@ class _MapFields(BaseModel):
             raise ValueError(f"search has {len(search)} characters; at most {limits.max_query_chars} are accepted")
         return search
 
-    def _job(self, limit: int | None, sitemap: Sitemap, settings: Settings) -> MapJob:
+    def _job(self, limit: int | None, sitemap: Sitemap, settings: RequestSettings) -> MapJob:
         url = page_url(self.url)
         warnings = ("location is not supported and was ignored",) if self.location else ()
         return MapJob(url, limit or DEFAULT_LIMIT,
@@ -66,7 +66,7 @@ class MapRequest(_MapFields):
     sitemap: Literal["include", "skip", "only"] | None = None
     limit: StrictInt | None = Field(None, ge=1, le=V2_MAX_LIMIT)
 
-    def to_job(self, settings: Settings) -> MapJob:
+    def to_job(self, settings: RequestSettings) -> MapJob:
         return self._job(self.limit, self.sitemap or "include", settings)
 
 
@@ -77,7 +77,7 @@ class V1MapRequest(_MapFields):
     sitemapOnly: StrictBool | None = None  # noqa: N815
     limit: StrictInt | None = Field(None, ge=1, le=V1_MAX_LIMIT)
 
-    def to_job(self, settings: Settings) -> MapJob:
+    def to_job(self, settings: RequestSettings) -> MapJob:
         sitemap: Sitemap = "only" if self.sitemapOnly else "skip" if self.ignoreSitemap else "include"
         return self._job(self.limit, sitemap, settings)
 

@@ -12,6 +12,7 @@ from agent.api.bodies import read_request
 from agent.api.firecrawl.scrape_wire import ScrapeRequest, V1ScrapeRequest
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
+from agent.api.settings import request_settings
 from agent.errors import BadRequest, Forbidden, NotFound
 from agent.search.scrape import scrape
 from agent.state.recent import Recent
@@ -32,7 +33,7 @@ async def scrape_v1(request: Request) -> JSONResponse:
 async def _scraped(request: Request, body: ScrapeRequest | V1ScrapeRequest) -> JSONResponse:
     await admit_costly(request)  # a page fetched and extracted: seconds of a worker's CPU
     services = request.app.state.services
-    document = await scrape(body.to_job(services.settings.scrape_timeout_s), services)
+    document = await scrape(body.to_job(request_settings(request).scrape_timeout_s), services)
     await _recent(request).put(owner_of(request.scope), document)
     return JSONResponse({"success": True, "data": document})
 

@@ -100,4 +100,5 @@ def _meter(request: Request) -> Meter:
 
 
 def _cap(request: Request) -> int:
-    return request.app.state.services.settings.ranked_concurrency_per_key or NO_LIMIT
+    costly = request.app.state.limits.costly
+    return costly.per_client if costly else NO_LIMIT

@@ -28,12 +28,10 @@ from agent.api.bodies import DEFAULT_LIMITS
 from agent.api.envelopes import error_body_for
 from agent.api.gate.admission import CLIENT, KEY_CLIENT, RELEASES, caller, starts_work
 from agent.api.gate.body_limits import parsed_json
+from agent.api.gate.settings import GateSettings
 from agent.api.tavily.wire import PATHS as TAVILY_PATHS
-from agent.config import Settings
 from agent.errors import BadRequest, Unauthorized, WispError
-from agent.state.limits import PerMinuteLimit, Release
-from agent.state.limits.memory import process_limits
-from agent.state.limits.redis import shared_limits
+from agent.state.limits import Limits, PerMinuteLimit, Release
 
 log = logging.getLogger("agent")
 
@@ -106,7 +104,7 @@ class Gate:
     the request's costly slots once the response has been sent, or the client has gone."""
 
     def __init__(self, app: ASGIApp, keys: KeyRing | None, per_minute: PerMinuteLimit | None,
-                 max_body_bytes: int = Settings.model_fields["max_body_bytes"].default) -> None:
+                 max_body_bytes: int = GateSettings.model_fields["max_body_bytes"].default) -> None:
         self.app = app
         self.keys = keys
         self.per_minute = per_minute
@@ -141,18 +139,18 @@ class Gate:
                     await release()
 
 
-def protect(app: FastAPI, settings: Settings) -> None:
+def protect(app: FastAPI, settings: GateSettings, limits: Limits) -> None:
     """Put the gate in front of `app` when keys or limits are set; keyless and unlimited, it adds nothing.
     `app.state.limits` holds the limits (the handlers take costly slots from it, /readyz asks its warnings)."""
     keys = load_keys(settings)
-    app.state.limits = limits = shared_limits(settings) if settings.redis_url else process_limits(settings)
+    app.state.limits = limits
     if keys is not None:
         log.info("API keys required: %d accepted (%s)", len(keys.ids()), ", ".join(keys.ids()))
     if keys is not None or limits.per_minute is not None or limits.costly is not None:
         app.add_middleware(Gate, keys=keys, per_minute=limits.per_minute, max_body_bytes=settings.max_body_bytes)
 
 
-def load_keys(settings: Settings) -> KeyRing | None:
+def load_keys(settings: GateSettings) -> KeyRing | None:
     """The keys of API_KEYS and API_KEYS_FILE, or None when neither is set."""
     file_text = ""
     if settings.api_keys_file:

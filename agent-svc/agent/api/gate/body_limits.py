@@ -17,7 +17,6 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.config import Settings
 from agent.errors import BadRequest, InvalidJson, PayloadTooLarge, WispError
 
 # a JSON string (escapes included) or one bracket: the brackets outside strings give the nesting. A string
@@ -35,10 +34,6 @@ class RequestLimits:
     max_list_items: int = 10_000
     max_query_chars: int = 2000
     max_domains: int = 1000
-
-    @classmethod
-    def of(cls, settings: Settings) -> RequestLimits:
-        return cls(settings.max_json_depth, settings.max_list_items, settings.max_query_chars, settings.max_domains)
 
 
 def parsed_json(raw: bytes, limits: RequestLimits) -> Any:

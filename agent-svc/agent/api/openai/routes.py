@@ -30,11 +30,11 @@ from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody
 from agent.search.chat import run_chat
-from agent.services import Services
+from agent.search.service import Search
 
 
-async def _chat(query: SearchQuery, body: ChatRequest, services: Services, on_text: OnText | None) -> SearchOutcome:
-    return await run_chat(query, body.turns(), services, on_text)
+async def _chat(query: SearchQuery, body: ChatRequest, search: Search, on_text: OnText | None) -> SearchOutcome:
+    return await run_chat(query, body.turns(), search, on_text)
 
 
 async def _chunks(pieces: Pieces, body: ChatRequest, query: SearchQuery) -> AsyncIterator[bytes]:

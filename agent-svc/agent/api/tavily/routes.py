@@ -14,6 +14,7 @@ from wisp_obs.requests import request_id
 from agent.api.bodies import read_request
 from agent.api.front_door import Surface, answer
 from agent.api.gate.admission import admit_costly
+from agent.api.settings import request_settings
 from agent.api.tavily.wire import (
     EXTRACT_PATH,
     SEARCH_PATH,
@@ -43,7 +44,7 @@ async def tavily_extract(request: Request) -> JSONResponse:
     body = await read_request(request, TavilyExtractRequest)
     await admit_costly(request)  # pages fetched and extracted: seconds of a worker's CPU
     services: Services = request.app.state.services
-    jobs = body.jobs(services.settings.scrape_timeout_s)
+    jobs = body.jobs(request_settings(request).scrape_timeout_s)
     scraped = list(zip(jobs, await asyncio.gather(*(_scraped(job, services) for job in jobs)), strict=True))
     return JSONResponse({
         "results": [extract_result(job.url, found, body.format) for job, found in scraped if isinstance(found, dict)],

@@ -20,13 +20,13 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from agent.config import Settings
 from agent.core.crawl_options import CrawlOptions
 from agent.core.formats import DOCUMENT_FORMATS, needs_whole_page
 from agent.core.pages import Extraction, Page
 from agent.errors import Degraded
 from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
+from agent.index.crawl.settings import CrawlSettings
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.index.ingest import Ingest
 from agent.pages.documents import document
@@ -46,7 +46,7 @@ _ERROR_CODES = {"timeout": "SCRAPE_TIMEOUT", "dns": "SCRAPE_BLOCKED", "blocked":
 class CrawlTools:
     """What crawls use, given once at start-up."""
 
-    settings: Settings
+    settings: CrawlSettings  # the crawl's own
     fetcher: Fetcher
     cpu_pool: WorkerPool  # the extraction workers that searches use too
     ingest: Ingest
@@ -132,7 +132,7 @@ def _job_slot(crawl: Crawl) -> AbstractAsyncContextManager[None]:
     return crawl.gate.turn(f"crawl:{crawl.job_id}", 0.0, crawl.options.max_concurrency)
 
 
-def _ends(job: Job, settings: Settings) -> float:
+def _ends(job: Job, settings: CrawlSettings) -> float:
     return job.created + settings.crawl_max_duration_s
 
 

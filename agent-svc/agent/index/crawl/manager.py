@@ -194,7 +194,7 @@ class LocalRunner:
 def extract_slots(tools: CrawlTools) -> asyncio.Semaphore:
     """The extraction workers crawls of this process may take at once: they share the pool with searches, and
     leave them at least one worker."""
-    return asyncio.Semaphore(max(1, tools.settings.extract_workers - 1))
+    return asyncio.Semaphore(max(1, tools.cpu_pool.size - 1))
 
 
 async def job_failed(store: Store, job_id: str, error: Exception) -> None:

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import re2
 
-from agent.config import DEFAULT_JUNK_PATHS
 from agent.core.crawl_options import CrawlOptions
 from agent.index.crawl.options import MAX_URL_CHARS, url_depth
+from agent.index.crawl.settings import DEFAULT_JUNK_PATHS
 
 _NOT_PAGES = re2.compile(
     r"(?i)\.(png|jpe?g|gif|webp|svg|ico|bmp|tiff?|mp[34]|m4a|ogg|wav|webm|avi|mov|zip|gz|tgz|bz2|xz|7z|rar|tar|"

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from wisp_text.bm25 import bm25_scores
 
-from agent.config import Settings
 from agent.core.context import RESPONSE_RESERVE_S
 from agent.core.crawl_options import CrawlOptions
 from agent.core.pages import Page
@@ -37,7 +36,7 @@ from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.pages.extract import outline
 from agent.pages.fetch import Fetcher
 from agent.pages.workers import WorkerDied, WorkerPool
-from agent.retrieval.searxng_results import PagePolicy, retrieve
+from agent.retrieval.searxng_results import retrieve
 from agent.retrieval.translation import ResultFilter, SourcePlan
 from agent.state.politeness import Gate
 from agent.upstream.searxng import SearxngClient
@@ -87,9 +86,9 @@ class _Found:
 
 @dataclass(frozen=True)
 class MapTools:
-    """What a map uses of the process's services (`Services.map_tools()`)."""
+    """What a map uses of the process's services (`Services.map_tools`)."""
 
-    settings: Settings
+    max_pages: int  # MAP_MAX_PAGES: pages fetched for their links
     fetcher: Fetcher
     cpu_pool: WorkerPool
     gate: Gate  # the process's per-host turns: crawls, batch scrapes and maps are polite to a host together
@@ -121,14 +120,13 @@ class _Run:
 async def map_site(job: MapJob, tools: MapTools, read: PageReader | None = None) -> SiteMap:
     """The site's links within `job`'s scope, ordered and cut at its limit; never more than its timeout. The
     pages it reads for their links go through `read` when given."""
-    settings = tools.settings
     started = time.monotonic()
     options = CrawlOptions(seeds=(job.url,), limit=job.limit, subdomains=job.subdomains, external=job.external,
                            ignore_query=job.ignore_query)
     run = _Run(job, tools, started + max(job.timeout_s - RESPONSE_RESERVE_S, 0.1), started + job.timeout_s,
                Scope(options, junk=""), RobotsCache(tools.fetcher, job.timeout_s),
                tools.gate, read)
-    found, unfinished = await _gathered(run, settings.map_max_pages)
+    found, unfinished = await _gathered(run, tools.max_pages)
     warnings = list(job.warnings) + [w for f in found for w in f.warnings]
     if unfinished:
         warnings.append(f"the map's timeout of {job.timeout_s:g} s ran out before {', '.join(unfinished)} "
@@ -234,12 +232,11 @@ async def _page_links(run: _Run, url: str, place: int) -> _Found:
 
 
 async def _searxng_links(run: _Run) -> _Found:
-    job, settings = run.job, run.tools.settings
+    job, searxng = run.job, run.tools.searxng
     query = f"{job.search} {_site_operator(job.url)}" if job.search else _site_operator(job.url)
     plan = SourcePlan("web", {"q": query, "format": "json", "categories": "general"}, ResultFilter())
-    policy = PagePolicy(settings.searxng_page_size, settings.searxng_max_pages)
-    [result] = await retrieve([plan], min(job.limit, policy.page_size * policy.max_pages),
-                              run.tools.searxng, policy, run.left_s)
+    policy = searxng.pages
+    [result] = await retrieve([plan], min(job.limit, policy.page_size * policy.max_pages), searxng, run.left_s)
     warnings = [w if isinstance(w, str) else w.warning for w in result.warnings]
     if result.error:
         warnings.append(f"SearXNG's site: search failed ({result.error.message}); the map has the other sources' "

@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from agent.core.context import SearchContext
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
+from agent.core.section import Section
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
 from agent.ranking.evidence import bm25_order
+from agent.ranking.fusion import FITTED_WEIGHTS, FusionName, FusionWeights
 from agent.ranking.runner import RankSpec, Scored
+from agent.ranking.settings import ModeSettings
 from agent.upstream.clients import Upstreams
 from agent.upstream.semantic import SemanticClient
 
@@ -65,7 +70,20 @@ def shortlisted(order: Sequence[int], owner: Sequence[int], has_page: Sequence[b
     return chosen
 
 
-def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
-    settings = up.settings
+class HybridSettings(Section):
+    """hybrid mode's own tunables (vector and hybrid_vector score with them too)."""
+
+    hybrid_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates hybrid mode ranks (a second page)")
+    hybrid_margin: float = Field(2.2, ge=0, description="hybrid mode: keep passages within this score of the top")
+    shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
+                           "reranker scores (every candidate's best chunk first; snippets on top)")
+    hybrid_fusion: FusionName = Field("linear", description="hybrid mode: the final order's fusion (rrf, linear)")
+    hybrid_fusion_weights: FusionWeights = Field(
+        default_factory=lambda: dict(FITTED_WEIGHTS),
+        description="hybrid mode: the weight of each page feature in fusion")
+
+
+def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
+    settings = modes.of(HybridSettings)
     return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist, up.semantic),
                     settings.hybrid_fusion, settings.hybrid_fusion_weights)

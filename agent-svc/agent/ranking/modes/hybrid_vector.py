@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from functools import partial
+
+from pydantic import Field
 
 from agent.core.context import SearchContext
 from agent.core.hits import Hit
 from agent.core.outcome import Degradation, SearchOutcome
 from agent.core.query import SearchQuery
+from agent.core.section import Section
 from agent.errors import Degraded, WispError
 from agent.ranking.candidates import Candidate, candidate_pool
 from agent.ranking.fusion import merged_scores
 from agent.ranking.modes import hybrid
 from agent.ranking.modes.vector import AsGathered
 from agent.ranking.runner import RankSpec
+from agent.ranking.settings import ModeSettings, RankingSettings
 from agent.retrieval.dedupe import normalize_url
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
@@ -29,33 +34,41 @@ from agent.upstream.clients import Upstreams
 FUSED_SPAN = 1.0  # a margin that keeps every result of the merged order (fused scores stay far below it)
 
 
-def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
+class HybridVectorSettings(Section):
+    """hybrid_vector's own tunable (it scores with hybrid's)."""
+
+    hybrid_vector_index_weight: float = Field(
+        1.0, ge=0, description="hybrid_vector: the index's weight against SearXNG's (1.0) in rank fusion")
+
+
+def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
+    gather = partial(merged_pool, index_weight=modes.of(HybridVectorSettings).hybrid_vector_index_weight)
     if query.rerank is False:
         return RankSpec(pool=0, margin=FUSED_SPAN, scorer=AsGathered(), fusion="linear", weights={"score": 1.0},
-                        gather=merged_pool, fetch=False, recency=False)
-    return replace(hybrid.spec(up, query), gather=merged_pool)
+                        gather=gather, fetch=False, recency=False)
+    return replace(hybrid.spec(modes, up, query), gather=gather)
 
 
-async def merged_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
-                      ) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
+async def merged_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str,
+                      settings: RankingSettings, index_weight: float) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
     """SearXNG's candidates and the index's, merged; each carries its fused score, and the index's chunk when
     the index found it."""
     size = max(size, query.limit)
-    outcome, hits, indexed = await _both_sides(query, ctx, up, size, ranked)
+    outcome, hits, indexed = await _both_sides(query, ctx, up, size, ranked, settings)
     by_key = {normalize_url(h.url): h for h in hits}
     chunks = {normalize_url(i.hit.url): i for i in indexed}
     for key, found in chunks.items():  # the index's hit carries the page's best chunk
         searx_hit = by_key.get(key)
         by_key[key] = replace(found.hit, engines=found.hit.engines + searx_hit.engines) if searx_hit else found.hit
     fused = merged_scores([[normalize_url(h.url) for h in hits], [normalize_url(i.hit.url) for i in indexed]],
-                          [1.0, up.settings.hybrid_vector_index_weight], up.settings.rrf_k)
+                          [1.0, index_weight], settings.rrf_k)
     return outcome, tuple(Candidate(by_key[key], rank, indexed=chunks[key].passage if key in chunks else None,
                                     gathered=score) for rank, (key, score) in enumerate(fused, 1))
 
 
-async def _both_sides(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
-                      ) -> tuple[SearchOutcome, list[Hit], list[IndexedHit]]:
-    searx, index = await asyncio.gather(candidate_pool(query, ctx, up, size, ranked),
+async def _both_sides(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str,
+                      settings: RankingSettings) -> tuple[SearchOutcome, list[Hit], list[IndexedHit]]:
+    searx, index = await asyncio.gather(candidate_pool(query, ctx, up, size, ranked, settings),
                                         index_hits(query, ctx, up, size), return_exceptions=True)
     for side in (searx, index):
         if isinstance(side, BaseException) and not isinstance(side, (WispError, Degraded)):

@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from agent.core.context import SearchContext
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
+from agent.core.section import Section
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
 from agent.ranking.evidence import bm25_order
+from agent.ranking.fusion import FITTED_WEIGHTS, FusionName, FusionWeights
 from agent.ranking.runner import RankSpec, Scored, Scores
+from agent.ranking.settings import ModeSettings
 from agent.upstream.clients import Upstreams
 from agent.upstream.semantic import SemanticClient
 
@@ -24,12 +29,11 @@ from agent.upstream.semantic import SemanticClient
 class CosineOfBestChunks:
     chunks_per_page: int
     semantic: SemanticClient
-    rank_reserve_s: float  # pass 1 leaves this much of the pipeline's time to fetching and pass 2
 
     async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores:
         texts = [_snippet_text(c) for c in candidates]
         # under load pass 1 may wait, but not into the time kept for fetching and pass 2
-        budget = ctx.pipeline_remaining_s() - self.rank_reserve_s
+        budget = ctx.pipeline_remaining_s() - ctx.budget.rank_reserve_s  # left to fetching and pass 2
         with ctx.timings.stage("embed"):
             return tuple(await self.semantic.similarity(query, texts, budget))
 
@@ -64,8 +68,20 @@ def _snippet_text(candidate: Candidate) -> str:
     return snippet[0].scored_text if snippet else candidate.url
 
 
-def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
-    settings = up.settings
-    scorer = CosineOfBestChunks(settings.semantic_chunks_per_page, up.semantic, settings.rank_reserve_s)
+class SemanticModeSettings(Section):
+    """semantic mode's own tunables."""
+
+    semantic_pool: int = Field(10, ge=1, le=50, description="SearXNG candidates semantic mode ranks")
+    semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
+    semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
+    semantic_fusion: FusionName = Field("linear", description="semantic mode: the final order's fusion (rrf, linear)")
+    semantic_fusion_weights: FusionWeights = Field(
+        default_factory=lambda: dict(FITTED_WEIGHTS),
+        description="semantic mode: the weight of each page feature in fusion")
+
+
+def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
+    settings = modes.of(SemanticModeSettings)
+    scorer = CosineOfBestChunks(settings.semantic_chunks_per_page, up.semantic)
     return RankSpec(settings.semantic_pool, settings.semantic_margin, scorer, settings.semantic_fusion,
                     settings.semantic_fusion_weights)

@@ -20,6 +20,7 @@ from agent.errors import Degraded
 from agent.ranking.candidates import Candidate
 from agent.ranking.modes import hybrid, keyword
 from agent.ranking.runner import RankSpec, Run, Scored
+from agent.ranking.settings import ModeSettings, RankingSettings
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
 
@@ -43,8 +44,8 @@ def _indexed_candidate(found: IndexedHit, rank: int) -> Candidate:
     return Candidate(found.hit, rank, indexed=found.passage, gathered=found.score)
 
 
-async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str
-                     ) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
+async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str,
+                     settings: RankingSettings) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
     """The index's pages for the query; every other bucket empty, and warnings for what the index cannot do."""
     found = await index_hits(query, ctx, up, max(size, query.limit))
     buckets = {s.type: [] for s in query.sources}
@@ -54,14 +55,14 @@ async def index_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size
     if query.tbs or any(s.tbs for s in query.sources):
         warnings.append("the vector index keeps no dates: tbs was not applied")
     if not found:
-        warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {up.settings.vector_floor})")
+        warnings.append(f"no indexed page reaches the relevance floor (VECTOR_FLOOR {up.semantic.index_reach.floor})")
     candidates = tuple(_indexed_candidate(f, rank) for rank, f in enumerate(found, 1))
     return SearchOutcome(buckets, tuple(warnings)), candidates
 
 
-def spec(up: Upstreams, query: SearchQuery) -> RankSpec:
+def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     if query.rerank:  # the index's pages scored by hybrid mode's reranker on their chunks; nothing fetched
-        return replace(hybrid.spec(up, query), gather=index_pool, fetch=False, recency=False)
+        return replace(hybrid.spec(modes, up, query), gather=index_pool, fetch=False, recency=False)
     # the index's own order (its cosine fused with its lexical side) is the answer: `prior` is the gathered rank
     return RankSpec(pool=0, margin=COSINE_SPAN, scorer=AsGathered(), fusion="linear", weights={"prior": 1.0},
                     gather=index_pool, fetch=False, recency=False)

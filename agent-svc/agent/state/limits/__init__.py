@@ -25,6 +25,8 @@ class PerMinuteLimit(Protocol):
 
 
 class CostlyCap(Protocol):
+    per_client: int  # slots of one client (RANKED_CONCURRENCY_PER_KEY)
+
     async def take(self, client: str) -> Release:
         """Take a slot of `client`'s; returns what frees it. Raises RateLimited when all are taken."""
 

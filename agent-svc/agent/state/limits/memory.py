@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agent.config import Settings
 from agent.errors import RateLimited
 from agent.state.limits import WINDOW_S, Limits, Release, over_cap, over_per_minute
+from agent.state.settings import LimitsSettings
 
 Clock = Callable[[], float]
 
@@ -79,7 +79,7 @@ class ConcurrencyCap:
             del self._running[client]
 
 
-def process_limits(settings: Settings) -> Limits:
+def process_limits(settings: LimitsSettings) -> Limits:
     """The limits of `settings`, counted by this process alone."""
     return Limits(RateLimiter(settings.rate_limit_per_min) if settings.rate_limit_per_min else None,
                   ConcurrencyCap(settings.ranked_concurrency_per_key) if settings.ranked_concurrency_per_key else None)

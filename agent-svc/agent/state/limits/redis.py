@@ -28,12 +28,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from agent import metrics
-from agent.config import Settings
 from agent.errors import RateLimited
 from agent.metrics import SharedLimit
 from agent.state.leased_slots import LeasedSlots
 from agent.state.limits import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
 from agent.state.limits.memory import Clock, process_limits
+from agent.state.settings import LimitsSettings
 
 log = logging.getLogger("agent")
 
@@ -181,6 +181,7 @@ class SharedCap:
 
     def __init__(self, guard: RedisGuard, shared: CostlyCap, local: CostlyCap) -> None:
         self._guard, self._shared, self._local = guard, shared, local
+        self.per_client = local.per_client
 
     async def take(self, client: str) -> Release:
         return await self._guard.first("costly", partial(self._take_shared, client), partial(self._local.take, client))
@@ -197,9 +198,9 @@ class SharedCap:
         return release_or_let_lease_end
 
 
-def shared_limits(settings: Settings, clock: Clock = time.monotonic) -> Limits:
-    """The limits of `settings`, counted in the Redis of REDIS_URL, each falling back to the process's own;
-    `clock` times how long a Redis that failed is left alone."""
+def shared_limits(settings: LimitsSettings, redis_url: str, clock: Clock = time.monotonic) -> Limits:
+    """The limits of `settings`, counted in the Redis of `redis_url` (REDIS_URL), each falling back to the
+    process's own; `clock` times how long a Redis that failed is left alone."""
     local = process_limits(settings)
     if local.per_minute is None and local.costly is None:
         return local  # nothing to count: no connection to make
@@ -207,10 +208,10 @@ def shared_limits(settings: Settings, clock: Clock = time.monotonic) -> Limits:
     # one quick retry when a connection breaks (a pooled one that a restarted Redis closed), none after a timeout:
     # a Redis that hangs costs one timeout, not two (redis-py's default is 10 retries with backoff)
     retry = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-    pool = ConnectionPool.from_url(settings.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout,
+    pool = ConnectionPool.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                    retry=retry)
     redis = Redis(connection_pool=pool)
-    guard = RedisGuard(redis, pool, _where(settings.redis_url), clock=clock)
+    guard = RedisGuard(redis, pool, _where(redis_url), clock=clock)
     per_minute = costly = None
     if local.per_minute is not None:
         # the pool, made from REDIS_URL, is what connects: the URI only names the client library's family

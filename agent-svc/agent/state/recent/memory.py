@@ -8,12 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.config import Settings
 from agent.core.expiring import ExpiringMap
 from agent.state.recent import Kept, keepable
+from agent.state.settings import RecentSettings
 
 
-def recent_scrapes(settings: Settings) -> RecentScrapes:
+def recent_scrapes(settings: RecentSettings) -> RecentScrapes:
     """This process's recent scrapes, bounded by SCRAPE_KEEP_COUNT, SCRAPE_KEEP_BYTES and SCRAPE_KEEP_S."""
     return RecentScrapes(settings.scrape_keep_count, settings.scrape_keep_bytes, settings.scrape_keep_s)
 

@@ -20,9 +20,9 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from agent.config import Settings
 from agent.errors import SharedStateUnavailable
 from agent.state.recent import Kept, keepable
+from agent.state.settings import RecentSettings
 from agent.state.shared import Shared
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ return 1
 """
 
 
-def redis_recent_scrapes(settings: Settings, shared: Shared) -> RedisRecentScrapes:
+def redis_recent_scrapes(settings: RecentSettings, shared: Shared) -> RedisRecentScrapes:
     """The replicas' recent scrapes, bounded by SCRAPE_KEEP_COUNT, SCRAPE_KEEP_BYTES and SCRAPE_KEEP_S."""
     return RedisRecentScrapes(shared.redis, settings.scrape_keep_count, settings.scrape_keep_bytes,
                               settings.scrape_keep_s)

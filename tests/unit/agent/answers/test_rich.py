@@ -14,7 +14,7 @@ from agent.api.firecrawl.search_wire import V2SearchRequest, parse_request
 from agent.core.outcome import CheckedClaim
 from agent.core.query import PageAsk, SearchQuery
 from agent.errors import BadRequest
-from agent.search.service import prepared, run_search
+from agent.search.service import Search
 
 from ..fake_searxng import FakeSearxng, FakeSemantic
 
@@ -57,12 +57,12 @@ def _chunks(reply: str, body: dict) -> bytes:
 
 def rich(llm: FakeLLM, semantic: FakeSemantic | None = None, **fields):
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
-    services = fake.services(semantic=semantic or FakeSemantic(), pages=PAGES, fetch_top=2,
+    search = fake.search(semantic=semantic or FakeSemantic(), pages=PAGES, fetch_top=2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
                              rich_abstain_below=0.2, support_floor=0.6)
     query = SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
                            **fields})
-    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
+    outcome = asyncio.run(search.run(search.prepared(query)))
     return outcome
 
 
@@ -155,10 +155,10 @@ def test_keyword_mode_answers_from_snippets() -> None:
 def test_without_a_system_role_the_rules_open_the_user_turn() -> None:
     llm = FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1].")
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
-    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, llm_system_role=False,
+    search = fake.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, llm_system_role=False,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
     query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", system_prompt="Be brief.")
-    asyncio.run(run_search(prepared(query, services.settings), services))
+    asyncio.run(search.run(search.prepared(query)))
     (turn,) = llm.requests[0]["messages"]
     assert turn["role"] == "user" and turn["content"].startswith("Be brief.\n\n") and "Sources:" in turn["content"]
 
@@ -177,22 +177,22 @@ def test_a_stalled_llm_is_cut_before_the_requests_timeout_and_the_sources_come_b
             await asyncio.sleep(30)
 
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
-    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
+    search = fake.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(Stalled("x").handle)))
     query = SearchQuery("when does sqlite checkpoint the wal", 5, search_type="rich", timeout_ms=3000)
-    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
+    outcome = asyncio.run(search.run(search.prepared(query)))
     assert outcome.answer is None and any("did not answer within" in w for w in outcome.warnings)
 
 
 def events(llm: FakeLLM, **fields) -> list[tuple[str, dict]]:
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
-    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
-                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
-    query = prepared(SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
-                                    "stream": True, **fields}), services.settings)
+    search = fake.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2,
+                         llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
+    query = search.prepared(SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5,
+                                           "search_type": "rich", "stream": True, **fields}))
 
     async def collect():
-        return [raw async for raw in front_door.events(V2, query, None, services, "/v2/search")]
+        return [raw async for raw in front_door.events(V2, query, None, search, "/v2/search")]
 
     parsed = []
     for raw in asyncio.run(collect()):
@@ -219,11 +219,11 @@ def test_a_failure_after_the_stream_began_is_an_error_event_with_firecrawls_enve
 
 def scraped(llm: FakeLLM, formats: list) -> tuple:
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
-    services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
+    search = fake.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)))
     request = {"query": "sqlite wal", "limit": 2, "scrapeOptions": {"formats": formats}}
     query = parse_request(json.dumps(request).encode(), V2SearchRequest)
-    outcome = asyncio.run(run_search(prepared(query, services.settings), services))
+    outcome = asyncio.run(search.run(search.prepared(query)))
     return outcome
 
 
@@ -277,7 +277,7 @@ def test_an_unexpected_failure_in_a_stream_is_an_error_event_not_a_broken_stream
     async def broken(*args, **kwargs):
         raise KeyError("bug")
 
-    monkeypatch.setattr(front_door, "run_search", broken)
+    monkeypatch.setattr(Search, "run", broken)
     got = events(FakeLLM("x"))
     assert [name for name, _ in got] == ["error"] and got[0][1]["status"] == 500
     assert "KeyError" in got[0][1]["error"]

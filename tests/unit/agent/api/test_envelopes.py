@@ -15,7 +15,7 @@ KEY = "a-key-of-twenty-chars-or-more"
 
 @pytest.fixture(scope="module")
 def keyed() -> TestClient:
-    return TestClient(create_app(Settings(api_keys=KEY, max_body_bytes=10_000)), raise_server_exceptions=False)
+    return TestClient(create_app(Settings.of(api_keys=KEY, max_body_bytes=10_000)), raise_server_exceptions=False)
 
 
 def test_each_path_has_its_apis_envelope() -> None:

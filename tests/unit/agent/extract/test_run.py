@@ -8,11 +8,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from agent.api.settings import RequestSettings
 from agent.core.extract_job import ExtractJob, ExtractResult
-from agent.extract.run import run_extract
+from agent.extract.run import Extractor, run_extract
+from agent.extract.settings import ExtractSettings
 
 from ..answers.test_rich import FakeLLM
-from ..fake_searxng import FakeSearxng, replaced
+from ..fake_searxng import FakeSearxng, replaced_search
 from ..index.map.test_site_map import Site
 
 SITE = "https://docs.test/"
@@ -38,9 +40,11 @@ def extract(job: ExtractJob, llm: FakeLLM, searx: FakeSearxng | None = None, web
             **settings) -> ExtractResult:
     """The job run on `searx` (one result, on another site) and `web` (by default PAGES)."""
     fake = searx or FakeSearxng(total=1)
-    services = fake.services(pages=PAGES, llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
-                             **settings)
-    return asyncio.run(run_extract(job, replaced(services, fetcher=web) if web else services))
+    search = fake.search(pages=PAGES, llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
+                         **settings)
+    search = replaced_search(search, fetcher=web) if web else search
+    extractor = Extractor(ExtractSettings(), search, RequestSettings().scrape_timeout_s)
+    return asyncio.run(run_extract(job, extractor))
 
 
 def site(pages: dict[str, str]) -> Site:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import Settings
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.pages.cache import PageCache, decoded, encoded, open_cache
+from agent.pages.settings import PageCacheSettings
 from agent.state.page_cache import Store
 from agent.state.page_cache import disk as disk_module
 from agent.state.page_cache.disk import DiskStore
@@ -163,7 +163,7 @@ def test_the_least_recently_used_pages_go_first_to_stay_within_the_bound(make_st
 
 
 def test_bytes_held_are_reported_and_a_disk_cache_counts_what_it_finds_at_start(tmp_path: Path) -> None:
-    cache = open_cache(Settings(page_cache="disk", page_cache_dir=str(tmp_path / "pages"),
+    cache = open_cache(PageCacheSettings(page_cache="disk", page_cache_dir=str(tmp_path / "pages"),
                                 page_cache_max_bytes=10_000_000))
     assert cache is not None
     asyncio.run(cache.put(page()))
@@ -171,7 +171,7 @@ def test_bytes_held_are_reported_and_a_disk_cache_counts_what_it_finds_at_start(
     assert held > 0 and value("wisp_agent_page_cache_bytes") == held
     reopened = DiskStore(tmp_path / "pages", 10_000_000)
     assert reopened.held_bytes == held
-    assert open_cache(Settings(page_cache="off", page_cache_dir=str(tmp_path / "unused"))) is None
+    assert open_cache(PageCacheSettings(page_cache="off", page_cache_dir=str(tmp_path / "unused"))) is None
     assert not (tmp_path / "unused").exists()
 
 

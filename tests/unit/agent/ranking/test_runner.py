@@ -11,6 +11,7 @@ from agent.core.query import SearchQuery, SourceRequest
 from agent.ranking.candidates import Candidate
 from agent.ranking.recency import RECENCY_NOTE
 from agent.ranking.runner import RankSpec, Scored, run_ranked
+from agent.ranking.settings import RankingSettings
 from agent.upstream.semantic import SemanticUnavailable
 
 from ..fake_searxng import FakeSearxng
@@ -48,11 +49,10 @@ class FakeScorer:
 def ranked(scorer: FakeScorer, fake: FakeSearxng | None = None, margin: float = 0.5, fusion_weight: float = 1.0,
            pages: dict[str, str] | None = None, **fields):
     query = SearchQuery(**{"query": "q", "limit": 10, "explain": True, **fields})
-    services = (fake or FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)})).services(
-        pages=pages, fetch_top=2)
+    services = (fake or FakeSearxng(total=6, snippets={i: f"snippet {i}" for i in range(6)})).services(pages=pages)
     ctx = services.context(30)
     spec = RankSpec(pool=6, margin=margin, scorer=scorer, fusion="rrf", weights={"score": fusion_weight})
-    return asyncio.run(run_ranked(query, ctx, services.upstreams, spec))
+    return asyncio.run(run_ranked(query, ctx, services.upstreams, spec, RankingSettings(fetch_top=2)))
 
 
 def urls(outcome) -> list[str]:

@@ -8,15 +8,14 @@ from agent.config import Settings
 from agent.core.query import SearchQuery
 from agent.errors import BadRequest, SearchTimeout
 from agent.ranking.modes import MODES
-from agent.search.service import SEARCH_TYPES, check_names, prepared, run_search
+from agent.search.service import SEARCH_TYPES
 
 from ..fake_searxng import FakeSearxng
 
 
 def run(fake: FakeSearxng, **fields):
-    services = fake.services()
-    return asyncio.run(run_search(prepared(SearchQuery(**{"query": "q", "limit": 3, **fields}), services.settings),
-                                  services))
+    search = fake.search()
+    return asyncio.run(search.run(search.prepared(SearchQuery(**{"query": "q", "limit": 3, **fields}))))
 
 
 def test_keyword_mode_keeps_searxng_order_up_to_the_limit() -> None:
@@ -34,24 +33,26 @@ def test_names_outside_the_registries_are_a_400_listing_them(field: str, value: 
 
 
 def test_the_query_and_domain_bounds_hold_whichever_api_built_the_query() -> None:
-    settings = Settings(max_query_chars=10, max_domains=2)
+    search = FakeSearxng().search(max_query_chars=10, max_domains=2)
     with pytest.raises(BadRequest, match=r"^the last user message has 11 characters; at most 10 are accepted$"):
-        prepared(SearchQuery("x" * 11, 3), settings, "the last user message")
+        search.prepared(SearchQuery("x" * 11, 3), "the last user message")
     with pytest.raises(BadRequest, match=r"^3 domains to include or exclude; at most 2 are accepted$"):
-        prepared(SearchQuery("x", 3, exclude_domains=["a.test", "b.test", "c.test"]), settings)
-    assert prepared(SearchQuery("x" * 10, 3, include_domains=["a.test", "b.test"]), settings).query == "x" * 10
+        search.prepared(SearchQuery("x", 3, exclude_domains=["a.test", "b.test", "c.test"]))
+    assert search.prepared(SearchQuery("x" * 10, 3, include_domains=["a.test", "b.test"])).query == "x" * 10
 
 
-def test_settings_are_checked_against_the_registries_where_the_app_is_made() -> None:
-    check_names(Settings(default_retrieval_mode="hybrid", hybrid_fusion_weights={"score": 1, "title": 0.2}))
+def test_settings_are_checked_against_the_registries_when_they_are_read() -> None:
+    """A typo fails the start, naming the variable (pydantic names the field, which is the variable's name)."""
+    FakeSearxng().search(default_retrieval_mode="hybrid", hybrid_fusion_weights={"score": 1, "title": 0.2})
     for bad, message in [({"default_retrieval_mode": "neural"}, "DEFAULT_RETRIEVAL_MODE 'neural' is not registered"),
-                         ({"default_search_type": "deep"}, "DEFAULT_SEARCH_TYPE 'deep' is not registered"),
-                         ({"semantic_fusion": "magic"}, "SEMANTIC_FUSION 'magic' is not registered"),
-                         ({"hybrid_fusion_weights": {"clicks": 1.0}}, "HYBRID_FUSION_WEIGHTS key 'clicks'")]:
+                         ({"default_search_type": "deep"}, "DEFAULT_SEARCH_TYPE 'deep' is not registered")]:
         with pytest.raises(ValueError, match=message):
-            check_names(Settings(**bad))
+            create_app(Settings.of(**bad))
+    for bad, message in [({"semantic_fusion": "magic"}, r"semantic_fusion\n.*'magic' is not a registered fusion"),
+                         ({"hybrid_fusion_weights": {"clicks": 1.0}},
+                          r"hybrid_fusion_weights\n.*'clicks' not a page feature")]:
         with pytest.raises(ValueError, match=message):
-            create_app(Settings(**bad))
+            Settings.of(**bad)
 
 
 def test_the_requests_timeout_is_a_408_not_a_hang() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 from saq import Status
 
-from agent.config import Settings
+from agent.state.settings import SharedStateSettings
 from agent.state.shared import shared_state
 from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
@@ -111,7 +111,7 @@ def test_a_task_just_taken_is_not_handed_over_by_one_sweep(redis_server: RedisSe
 
 def test_the_shared_client_sends_no_command_to_a_connection_a_restarted_redis_closed(tmp_path: Path) -> None:
     async def main(server: RedisServer) -> None:
-        async with shared_state(Settings(redis_url=server.url)) as shared:
+        async with shared_state(SharedStateSettings(redis_url=server.url)) as shared:
             await asyncio.gather(*(shared.redis.incr("n") for _ in range(8)))  # the pool holds several connections
             server.kill()
             server.start()

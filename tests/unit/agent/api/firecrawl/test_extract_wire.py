@@ -8,13 +8,13 @@ import pytest
 
 from agent.api.bodies import parsed
 from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, started_body, status_body
-from agent.config import Settings
+from agent.api.settings import RequestSettings
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import MAX_URL_CHARS
 from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord
 
-SETTINGS = Settings(extract_max_urls=3, extract_site_pages=10, extract_timeout_s=120)
+SETTINGS = RequestSettings(extract_max_urls=3, extract_site_pages=10, extract_timeout_s=120)
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
 # what firecrawl-py 4.55.0's v1 client sends for extract(urls, prompt=...): every option, null when not given
 V1_PY_BODY = {"urls": ["https://a.test/"], "allowExternalLinks": False, "enableWebSearch": False,

@@ -8,11 +8,11 @@ import pytest
 from agent.api.bodies import parsed
 from agent.api.firecrawl.map_wire import MapRequest, V1MapRequest, v1_body, v2_body
 from agent.api.gate.body_limits import RequestLimits
-from agent.config import Settings
+from agent.api.settings import RequestSettings
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.map.site_map import MapJob, MapLink, SiteMap
 
-SETTINGS = Settings(map_timeout_s=7.0)
+SETTINGS = RequestSettings(map_timeout_s=7.0)
 URL = "https://docs.test/guide/"
 
 

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from agent.api.gate import auth
 from agent.api.gate.admission import CLIENT, RELEASES
 from agent.api.gate.auth import Gate, KeyRing, key_id, load_keys, parse_keys, protect
-from agent.config import Settings
+from agent.api.gate.settings import GateSettings
 from agent.errors import RateLimited
 from agent.state.limits import Limits
 from agent.state.limits.memory import RateLimiter
@@ -79,8 +79,8 @@ def test_the_scheme_is_case_insensitive(header: str) -> None:
     assert KeyRing([KEY]).check(header.encode()) == f"key:{key_id(KEY)}"
 
 
-def settings(**values) -> Settings:
-    return Settings(**{"api_keys": SecretStr(""), "api_keys_file": "", **values})
+def settings(**values) -> GateSettings:
+    return GateSettings(**{"api_keys": SecretStr(""), "api_keys_file": "", **values})
 
 
 def test_load_keys_joins_both_settings_and_fails_closed(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_api_keys_stay_out_of_the_settings_repr() -> None:
 
 def test_keyless_and_unlimited_adds_no_middleware() -> None:
     app = FastAPI()
-    protect(app, settings())
+    protect(app, settings(), Limits())
     assert app.user_middleware == [] and app.state.limits == Limits()
 
 

@@ -18,7 +18,7 @@ from agent.config import Settings
 from agent.state.limits import Limits
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
-from ...fake_searxng import FakeSearxng, FakeSemantic
+from ...fake_searxng import FakeSearxng, FakeSemantic, serving
 
 ANSWER = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."
 QUESTION = "when does sqlite checkpoint the wal"
@@ -29,9 +29,9 @@ def app_on(llm: FakeLLM, **settings: object) -> FastAPI:
     app = FastAPI()
     app.include_router(openai_routes.router)
     answer_errors(app)  # the app's: the routes raise, the handlers answer in OpenAI's envelope
-    app.state.services = fake.services(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
-                                       llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
-                                       rich_abstain_below=0.2, support_floor=0.6, **settings)
+    serving(app, fake.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=2,
+                             llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
+                             rich_abstain_below=0.2, support_floor=0.6, **settings))
     app.state.limits = Limits()
     return app
 

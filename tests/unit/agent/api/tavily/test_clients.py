@@ -20,17 +20,17 @@ from agent.app import create_app
 from agent.config import Settings
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
-from ...fake_searxng import FakeSearxng, FakeSemantic
+from ...fake_searxng import FakeSearxng, FakeSemantic, serving
 
 KEY = "tavily-test-key-0123456789"
 ANSWER = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."
 
 
 def _serve(keys: str = "") -> Iterator[str]:
-    app = create_app(Settings(searxng_url="http://searx.test", api_keys=keys))
-    app.state.services = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"}).services(
+    app = create_app(Settings.of(searxng_url="http://searx.test", api_keys=keys))
+    serving(app, FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"}).search(
         semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2, support_floor=0.6,
-        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(FakeLLM(ANSWER).handle)))
+        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(FakeLLM(ANSWER).handle))))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -5,6 +5,7 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools, run_crawl
 from agent.index.crawl.scope import url_key
 from agent.index.ingest import Ingest
+from agent.index.settings import IndexSettings
 from agent.pages.workers import WorkerDied
 from agent.state.jobs import COMPLETED, RUNNING, QueuedPage
 from agent.state.jobs.sqlite import JobStore
@@ -75,7 +77,8 @@ class FakeIndex:
 
 def services(site: FakeSite, index: FakeIndex, pool: object | None = None, **settings: object) -> CrawlTools:
     base = FakeSearxng(total=0).services(**{"crawl_host_delay_s": 0, "crawl_page_timeout_s": 5, **settings})
-    return CrawlTools(base.settings, site, pool or InlinePool(), Ingest(index, base.settings), base.gate)
+    return replace(base.crawl_tools, fetcher=site, cpu_pool=pool or InlinePool(),
+                   ingest=Ingest(index, IndexSettings()))
 
 
 @pytest.fixture
@@ -262,7 +265,7 @@ def test_waiting_for_an_extraction_slot_is_not_extraction_time(store: JobStore) 
 
     seeds = (SEED, *(URL(f"{n}.html") for n in "abcd"))
     # one extraction slot (EXTRACT_WORKERS=2 leaves one for searches): the five take turns
-    crawl(store, pool=SteadyPool(), settings={"crawl_page_timeout_s": 1.0, "extract_workers": 2}, seeds=seeds,
+    crawl(store, pool=SteadyPool(), settings={"crawl_page_timeout_s": 1.0}, seeds=seeds,
           sitemap="skip", max_depth=0)
     assert done(store) == set(seeds) and store.errors("j") == ([], [])
 

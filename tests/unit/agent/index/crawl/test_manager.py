@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from agent.config import Settings
 from agent.core.crawl_options import BATCH, CRAWL, CrawlOptions
 from agent.errors import Forbidden, JobNotFound, TooManyCrawls, WispError
 from agent.index.crawl.manager import Crawls
+from agent.index.crawl.settings import CrawlSettings
 from agent.state.jobs import CANCELLED, COMPLETED
 from agent.state.jobs.sqlite import JobStore
 
@@ -27,7 +27,7 @@ def run(tmp_path: Path, scenario: Callable[[Crawls, JobStore], Awaitable[None]],
     """Run `scenario` on a manager over a fresh store (no crawl task runs unless the scenario starts one)."""
     async def main() -> None:
         store = JobStore(str(tmp_path / "crawls.sqlite"))
-        crawls = Crawls(SimpleNamespace(settings=Settings(**settings)), store)
+        crawls = Crawls(SimpleNamespace(settings=CrawlSettings(**settings), cpu_pool=SimpleNamespace(size=2)), store)
         try:
             await scenario(crawls, store)
         finally:

@@ -4,15 +4,16 @@ not."""
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
 
 import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from agent.config import Settings
 from agent.core.crawl_options import CrawlOptions
 from agent.index.crawl.crawler import CrawlTools
 from agent.index.crawl.queued import QueuedRunner
+from agent.index.crawl.settings import CrawlSettings
 from agent.state.jobs import COMPLETED, FAILED, RUNNING
 from agent.state.jobs.redis import RedisJobStore
 from agent.state.shared import Shared
@@ -28,7 +29,7 @@ def runner_on(redis_server: RedisServer, steps: Callable[[QueuedRunner, Redis], 
         await redis.flushdb()
         tasks = TaskQueue(redis_server.url)
         store = RedisJobStore(redis, 100)
-        tools = CrawlTools(Settings(), None, None, None, None)  # no page is visited here
+        tools = CrawlTools(CrawlSettings(), None, SimpleNamespace(size=2), None, None)  # no page is visited here
         try:
             await steps(QueuedRunner(tools, store, Shared(redis, tasks)), redis)
         finally:

@@ -86,7 +86,7 @@ def mapped(site: Site | None = None, searx: Searx | None = None, **job: Any) -> 
     services = FakeSearxng(total=0).services()
     client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(searx.handle)), 5.0)
     services = replaced(services, fetcher=site or Site(PAGES), searxng=client)
-    return asyncio.run(map_site(MapJob(**{"url": SEED, "limit": 5000, "timeout_s": 10.0, **job}), services.map_tools()))
+    return asyncio.run(map_site(MapJob(**{"url": SEED, "limit": 5000, "timeout_s": 10.0, **job}), services.map_tools))
 
 
 def urls(site_map: SiteMap) -> list[str]:
@@ -131,7 +131,7 @@ def test_a_large_maps_work_runs_off_the_event_loop(monkeypatch: pytest.MonkeyPat
     for module, name in ((site_map_module, "_merged"), (site_map_module, "_bare_links"), (sitemaps, "_read")):
         recorded(module, name)
     services = replaced(FakeSearxng(total=0).services(), fetcher=site)
-    site_map = asyncio.run(map_site(MapJob(SEED, listed, 30.0), services.map_tools()))
+    site_map = asyncio.run(map_site(MapJob(SEED, listed, 30.0), services.map_tools))
     assert len(site_map.links) == listed
     assert set(threads) == {"_merged", "_bare_links", "_read"}
     assert threading.main_thread().ident not in set().union(*threads.values())
@@ -157,10 +157,10 @@ def test_maps_wait_their_turn_at_the_process_host_gate() -> None:
 
     site = Counting()
     services = replaced(FakeSearxng(total=0).services(crawl_host_concurrency=1), fetcher=site)
-    assert services.crawl_tools().gate is services.gate  # the crawls' and batches' gate
+    assert services.crawl_tools.gate is services.gate  # the crawls' and batches' gate
 
     async def two_maps() -> list[SiteMap]:
-        return await asyncio.gather(*(map_site(MapJob(SEED, 50, 10.0), services.map_tools()) for _ in range(2)))
+        return await asyncio.gather(*(map_site(MapJob(SEED, 50, 10.0), services.map_tools) for _ in range(2)))
 
     assert all(SEED in urls(site_map) for site_map in asyncio.run(two_maps()))
     assert site.most == 1
@@ -190,7 +190,7 @@ def test_a_reader_reads_the_pages_and_what_it_could_not_extract_is_outlined() ->
 
     services = replaced(FakeSearxng(total=0).services(), fetcher=fetcher)
     client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx([]).handle)), 5.0)
-    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client).map_tools(), reader))
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client).map_tools, reader))
     assert SEED in read and "https://docs.test/guide/checkpoint.html" in read
     assert [u for u in fetcher.asked if u.endswith((".html", "/"))] == []  # the map itself read no page
     assert site_map.links[0] == MapLink(SEED, "The Guide", "Everything about the tool")  # the seed's outline
@@ -257,7 +257,7 @@ def test_map_max_pages_bounds_the_pages_read_for_links() -> None:
     site = Site(PAGES)
     services = replaced(FakeSearxng(total=0).services(map_max_pages=1), fetcher=site)
     client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx([]).handle)), 5.0)
-    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client).map_tools()))
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 10.0), replaced(services, searxng=client).map_tools))
     assert "https://docs.test/guide/checkpoint.html" in urls(site_map)  # listed by the seed, not read
     assert "https://docs.test/guide/vacuum.html" not in urls(site_map)
     assert [u for u in site.asked if u.endswith(".html")] == []
@@ -273,6 +273,6 @@ def test_a_search_the_timeout_cuts_short_keeps_the_sources_order() -> None:
     services = replaced(FakeSearxng(total=0).services(), fetcher=Site(PAGES), cpu_pool=SlowPool())
     client = SearxngClient("http://searx.test", httpx.AsyncClient(transport=httpx.MockTransport(Searx(HITS).handle)),
                            5.0)
-    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 1.0, "vacuum"), replaced(services, searxng=client).map_tools()))
+    site_map = asyncio.run(map_site(MapJob(SEED, 5000, 1.0, "vacuum"), replaced(services, searxng=client).map_tools))
     assert urls(site_map)[0] == SEED and site_map.warnings == [
         "the links are in their sources' order, not ordered by the search (the timeout came first)"]

@@ -1,7 +1,6 @@
 import asyncio
 
 from agent.core.query import SearchQuery
-from agent.ranking.modes import MODES
 
 from ...fake_searxng import FakeSearxng, FakeSemantic
 
@@ -15,10 +14,11 @@ def page(title: str, *sections: str) -> str:
 
 def hybrid(semantic: FakeSemantic, pages: dict[str, str], **settings):
     fake = FakeSearxng(total=5, snippets={3: "squash commits with an interactive rebase", 4: "unrelated"})
-    services = fake.services(semantic=semantic, pages=pages, fetch_top=3, chunk_chars=200, **settings)
+    search = fake.search(semantic=semantic, pages=pages, fetch_top=3, chunk_chars=200, **settings)
+    services = search.services
     ctx = services.context(30)
     query = SearchQuery("squash git commits", limit=5, retrieval_mode="hybrid", explain=True)
-    return asyncio.run(MODES["hybrid"].run(query, ctx, services.upstreams))
+    return asyncio.run(search.ranking.modes["hybrid"](query, ctx, services.upstreams))
 
 
 LONG = "Squash git commits into one with an interactive rebase and fixup. " * 3

@@ -4,12 +4,14 @@ import asyncio
 
 import pytest
 
+from agent.config import Settings
 from agent.core.query import SearchQuery, SourceRequest
 from agent.errors import UpstreamError
-from agent.ranking.modes import MODES, hybrid_vector
+from agent.ranking.modes import hybrid_vector
+from agent.ranking.settings import RankingSettings
 from agent.upstream.semantic import IndexEmpty, SemanticUnavailable
 
-from ...fake_searxng import FakeSearxng, replaced
+from ...fake_searxng import FakeSearxng, replaced_search
 from .test_vector import FakeIndex, chunk, search
 
 SEARX = "https://general.test/{}".format
@@ -45,10 +47,11 @@ def test_the_limit_applies_after_fusion_and_details_follow_it() -> None:
 
 def test_the_index_weight_moves_the_fusion() -> None:
     fake = FakeSearxng(total=3)
-    services = replaced(fake.services(hybrid_vector_index_weight=0.0), semantic=FakeIndex(CHUNKS))
+    search = replaced_search(fake.search(hybrid_vector_index_weight=0.0), semantic=FakeIndex(CHUNKS))
+    services = search.services
     ctx = services.context(30)
     query = SearchQuery("wal checkpoint", limit=5, rerank=False)
-    outcome = asyncio.run(MODES["hybrid_vector"].run(query, ctx, services.upstreams))
+    outcome = asyncio.run(search.ranking.modes["hybrid_vector"](query, ctx, services.upstreams))
     assert urls(outcome) == [SEARX(0), BOTH, SEARX(2), INDEXED]  # weight 0: SearXNG's order, the index's pages last
 
 
@@ -93,9 +96,12 @@ def test_without_web_the_index_is_not_asked() -> None:
 
 
 def test_the_ranked_pool_is_the_merged_order() -> None:
-    services = replaced(FakeSearxng(total=3).services(), semantic=FakeIndex(CHUNKS))
+    search = replaced_search(FakeSearxng(total=3).search(), semantic=FakeIndex(CHUNKS))
+    services = search.services
     ctx = services.context(30)
     _, candidates = asyncio.run(hybrid_vector.merged_pool(SearchQuery("wal", limit=5), ctx, services.upstreams, 3,
-                                                                 "web"))
+                                                          "web", RankingSettings(), index_weight=1.0))
     assert [(c.hit.url, c.rank) for c in candidates] == [(BOTH, 1), (SEARX(0), 2), (INDEXED, 3), (SEARX(2), 4)]
-    assert hybrid_vector.spec(services.upstreams, SearchQuery("wal", limit=5)).gather is hybrid_vector.merged_pool
+    settings = Settings.of(hybrid_vector_index_weight=0.25).modes
+    gather = hybrid_vector.spec(settings, services.upstreams, SearchQuery("wal", limit=5)).gather
+    assert gather.func is hybrid_vector.merged_pool and gather.keywords == {"index_weight": 0.25}

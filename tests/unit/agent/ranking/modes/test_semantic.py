@@ -1,7 +1,6 @@
 import asyncio
 
 from agent.core.query import SearchQuery
-from agent.ranking.modes import MODES
 
 from ...fake_searxng import FakeSearxng, FakeSemantic
 from .test_hybrid import PAGES, URL
@@ -9,10 +8,11 @@ from .test_hybrid import PAGES, URL
 
 def semantic(scorer: FakeSemantic, **settings):
     fake = FakeSearxng(total=5, snippets={3: "squash commits with an interactive rebase", 4: "unrelated"})
-    services = fake.services(semantic=scorer, pages=PAGES, fetch_top=3, chunk_chars=200, **settings)
+    search = fake.search(semantic=scorer, pages=PAGES, fetch_top=3, chunk_chars=200, **settings)
+    services = search.services
     ctx = services.context(30)
     query = SearchQuery("squash git commits", limit=5, retrieval_mode="semantic", explain=True)
-    return asyncio.run(MODES["semantic"].run(query, ctx, services.upstreams))
+    return asyncio.run(search.ranking.modes["semantic"](query, ctx, services.upstreams))
 
 
 def test_pass_one_scores_snippets_and_pass_two_the_best_chunks_and_the_other_snippets() -> None:

@@ -7,10 +7,9 @@ import pytest
 
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery, SourceRequest
-from agent.ranking.modes import MODES
-from agent.upstream.semantic import IndexEmpty, SemanticUnavailable
+from agent.upstream.semantic import IndexEmpty, IndexReach, SemanticUnavailable
 
-from ...fake_searxng import FakeSearxng, replaced
+from ...fake_searxng import FakeSearxng, replaced_search
 
 
 def chunk(url: str, index: int, score: float, text: str = "", title: str = "") -> dict[str, Any]:
@@ -19,7 +18,10 @@ def chunk(url: str, index: int, score: float, text: str = "", title: str = "") -
 
 
 class FakeIndex:
-    """semantic-svc's /index/search: `chunks` best first (or `error` raised), every ask recorded."""
+    """semantic-svc's /index/search: `chunks` best first (or `error` raised), every ask recorded; asked with a
+    relevance floor of 0.5."""
+
+    index_reach = IndexReach(floor=0.5)
 
     def __init__(self, chunks: list[dict[str, Any]] | None = None, error: Exception | None = None) -> None:
         self.chunks, self.error = chunks or [], error
@@ -36,10 +38,11 @@ class FakeIndex:
 
 def search(mode: str, index: FakeIndex, fake: FakeSearxng | None = None, **fields: object) -> SearchOutcome:
     fake = fake or FakeSearxng(total=5)
-    services = replaced(fake.services(vector_floor=0.5), semantic=index)
+    search = replaced_search(fake.search(vector_floor=0.5), semantic=index)
+    services = search.services
     ctx = services.context(30)
     query = SearchQuery(**{"query": "wal checkpoint", "limit": 5, **fields})
-    return asyncio.run(MODES[mode].run(query, ctx, services.upstreams))
+    return asyncio.run(search.ranking.modes[mode](query, ctx, services.upstreams))
 
 
 A, B, C = "https://a.test/wal", "https://b.test/checkpoint", "https://c.test/readers"

@@ -2,10 +2,10 @@ import asyncio
 
 import pytest
 
-from agent.config import Settings
 from agent.errors import RateLimited
 from agent.state.limits import WINDOW_S
 from agent.state.limits.memory import ConcurrencyCap, RateLimiter, process_limits
+from agent.state.settings import LimitsSettings
 
 run = asyncio.run
 
@@ -77,6 +77,6 @@ def test_released_clients_leave_nothing_behind() -> None:
 
 
 def test_process_limits_are_those_set() -> None:
-    assert process_limits(Settings(rate_limit_per_min=0, ranked_concurrency_per_key=0)).per_minute is None
-    limits = process_limits(Settings(rate_limit_per_min=5, ranked_concurrency_per_key=2))
+    assert process_limits(LimitsSettings(rate_limit_per_min=0, ranked_concurrency_per_key=0)).per_minute is None
+    limits = process_limits(LimitsSettings(rate_limit_per_min=5, ranked_concurrency_per_key=2))
     assert limits.per_minute.per_minute == 5 and limits.costly.per_client == 2 and limits.store is None

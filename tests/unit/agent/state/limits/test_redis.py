@@ -20,10 +20,10 @@ from redis.asyncio import Redis
 
 from agent.api.gate.admission import CLIENT, RELEASES
 from agent.api.gate.auth import Gate
-from agent.config import Settings
 from agent.errors import RateLimited
 from agent.state.limits import Limits
 from agent.state.limits.redis import RECHECK_S, _where, shared_limits
+from agent.state.settings import LimitsSettings
 from offline_web.redis_server import RedisServer
 from tests.waiting import until_redis_clock
 
@@ -36,7 +36,7 @@ LEASE_S = 2.0  # renewed every third of it: a renewal may come 1.3 s late before
 
 def replicas(redis_url: str, count: int = 2, clock: Clock | None = None, **settings: object) -> list[Limits]:
     values = {"rate_limit_per_min": 0, "ranked_concurrency_per_key": 0, **settings}
-    return [shared_limits(Settings(redis_url=redis_url, **values), clock or time.monotonic) for _ in range(count)]
+    return [shared_limits(LimitsSettings(**values), redis_url, clock or time.monotonic) for _ in range(count)]
 
 
 def retry_after_bounds(since_first_s: float, spent_s: float) -> tuple[int, int]:

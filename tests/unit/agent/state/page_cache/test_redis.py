@@ -7,9 +7,9 @@ from pathlib import Path
 
 import redis
 
-from agent.config import Settings
 from agent.core.pages import CacheUse
 from agent.pages.cache import PageCache, open_cache
+from agent.pages.settings import PageCacheSettings
 from agent.state.page_cache.redis import RedisStore
 from offline_web.processes import free_port
 from offline_web.redis_server import RedisServer
@@ -33,7 +33,7 @@ def test_a_page_kept_through_one_replica_is_a_hit_through_another(redis_url: str
 
 
 def test_open_cache_makes_the_redis_store_of_redis_url(redis_url: str) -> None:
-    cache = open_cache(Settings(page_cache="redis", redis_url=redis_url, page_cache_max_bytes=10**7))
+    cache = open_cache(PageCacheSettings(page_cache="redis", page_cache_max_bytes=10**7), redis_url)
     assert cache is not None
     web = Web()
     through(cache, URL, CacheUse(60_000), web.fetch)

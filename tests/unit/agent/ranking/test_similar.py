@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from agent.index.similar import SEED_TERMS, _cosine_to_mean, seed_queries
+from agent.ranking.similar import SEED_TERMS, _cosine_to_mean, seed_queries
 
 from ..fake_searxng import FakeSearxng, replaced
 

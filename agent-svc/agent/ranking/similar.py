@@ -25,6 +25,7 @@ from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded, SearchTimeout, WispError
 from agent.pages.loading import failed_pages
 from agent.ranking.candidates import Candidate, interleave
+from agent.ranking.settings import RankingSettings
 from agent.retrieval.dedupe import dedupe, normalize_url
 from agent.retrieval.indexed import index_hits
 from agent.retrieval.searxng_results import retrieve_candidates
@@ -48,13 +49,13 @@ class SeedUnreadable(WispError):
     code = "SEED_UNREADABLE"
 
 
-async def run_similar(seed_url: str, limit: int, timeout_ms: int, ctx: SearchContext, up: Upstreams
-                      ) -> tuple[SearchOutcome, SearchQuery]:
+async def run_similar(seed_url: str, limit: int, timeout_ms: int, ctx: SearchContext, up: Upstreams,
+                      settings: RankingSettings) -> tuple[SearchOutcome, SearchQuery]:
     """`similar` within the request's timeout (408 past it), with its timings; also the query it ran with."""
     query = SearchQuery(query=seed_url, limit=limit, timeout_ms=timeout_ms)
     try:
         async with asyncio.timeout(timeout_ms / 1000):
-            outcome = await similar(seed_url, query, ctx, up)
+            outcome = await similar(seed_url, query, ctx, up, settings)
             metrics.degraded(outcome.degradations)
             return replace(outcome, timings=ctx.timings.as_dict()), query
     except TimeoutError:
@@ -63,10 +64,10 @@ async def run_similar(seed_url: str, limit: int, timeout_ms: int, ctx: SearchCon
         metrics.observe_stages("similar", ctx.timings)
 
 
-async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext, up: Upstreams) -> SearchOutcome:
+async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext, up: Upstreams, settings: RankingSettings
+                  ) -> SearchOutcome:
     """The pages most like `seed_url`, best first, at most `query.limit` (`query` carries the request's
-    options; its text is unused)."""
-    settings = up.settings
+    options; its text is unused); read as the ranked modes read pages (CHUNK_CHARS, RANK_MAX_BYTES)."""
     how = Extraction(chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
     seed = (await ctx.load_pages([seed_url], how))[seed_url]
     if seed.extracted is None or not seed.extracted.chunks:

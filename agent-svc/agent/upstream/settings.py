@@ -1,0 +1,53 @@
+"""The upstream services' settings: SearXNG, semantic-svc and its index, the LLM. Their clients are made from
+these at start-up; no other stage reads them."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent.core.section import Section
+
+# bench/vector_eval.py on the dev set with the offline embedder, 3 crawled sites (845 pages, 10,007 chunks): the
+# best chunk of the 16 queries about them scored 0.613–0.848, of the 47 others 0.298–0.560; the midpoint
+VECTOR_FLOOR = 0.586
+
+
+class SearxngSettings(Section):
+    """SearXNG: where it answers, how long to wait, how many pages to ask."""
+
+    searxng_url: str = Field("http://127.0.0.1:8080", description="Base URL of the SearXNG instance")
+    searxng_timeout_s: float = Field(10.0, gt=0, description="Longest wait for one SearXNG answer")
+    searxng_page_size: int = Field(
+        10, ge=1, le=100, description="Results expected per SearXNG page, to decide how many pages to ask at once"
+    )
+    searxng_max_pages: int = Field(5, ge=1, le=20, description="Most SearXNG pages fetched for one source")
+    searxng_config_ttl_s: float = Field(300.0, ge=0, description="How long SearXNG's /config (engines) is cached")
+    engine_health_window_s: float = Field(600.0, gt=0, description="/readyz: how far back SearXNG's answers tell "
+                                          "which engines answer")
+
+
+class SemanticSvcSettings(Section):
+    """semantic-svc and its vector index: where, how long to wait, what counts as an answer in the index."""
+
+    semantic_svc_url: str = Field("http://127.0.0.1:8081", description="Base URL of semantic-svc")
+    semantic_timeout_s: float = Field(
+        8.0, gt=0, description="Longest wait for one semantic-svc answer (the pipeline's time left bounds it too)")
+    index_collection: str = Field("", max_length=200, description="Qdrant collection of the vector index (empty: "
+                                  "semantic-svc's QDRANT_COLLECTION)")
+    vector_floor: float = Field(
+        VECTOR_FLOOR, ge=-1, le=1, description="vector modes: a query whose best indexed chunk lies below this cosine "
+        "to it has no answer in the index (calibrated for the offline embedder; recalibrate for another)")
+    index_chunks_per_result: int = Field(4, ge=1, le=25, description="vector modes: chunks asked of the index per "
+                                         "result wanted (a page's chunks crowd the nearest ones)")
+
+
+class LLMSettings(Section):
+    """The OpenAI-compatible LLM of rich answers, the LLM formats and extractions."""
+
+    llm_base_url: str = Field("http://127.0.0.1:8091/v1", description="OpenAI-compatible LLM server for rich "
+                              "answers (llama.cpp's server, vLLM, Ollama's /v1, or a hosted API)")
+    llm_model: str = Field("default", description="Model asked for; a request's `llm.model` may choose another")
+    llm_api_key: str = Field("", description="API key of the LLM server (a hosted provider needs one)")
+    llm_system_role: bool = Field(True, description="false: send the system message at the top of the user turn, "
+                                  "for chat templates that drop system messages (Gemma's)")
+    llm_max_tokens: int = Field(320, ge=16, le=8192, description="Longest answer, in tokens")

@@ -11,7 +11,8 @@ import asyncio
 import logging
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 FULL = -1  # what `take` answers when every slot is held
@@ -66,7 +67,7 @@ class LeasedSlots:
             await asyncio.sleep(self._lease_ms / 3000)
             try:
                 await self._renew(keys=[holders], args=[token, self._lease_ms])
-            except (RedisError, OSError) as e:
+            except UNREACHABLE as e:
                 log.warning("could not renew a lease in %s: %s", holders, e)
 
     async def give_back(self, holders: str, token: str) -> None:

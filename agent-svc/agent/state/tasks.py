@@ -22,19 +22,17 @@ from typing import Any, ClassVar
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from saq import Job, Queue, Status, Worker
 from saq.queue.redis import RedisQueue
 
 from agent import metrics
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 Task = Callable[..., Awaitable[None]]
 RETRIES = 1000  # handovers of one task: a task counts its own attempts (a page fails after a few)
 REDIS_DOWN_PAUSE_S = 1.0  # between two attempts to take a task while Redis cannot be reached
 DEQUEUE_WAIT_S = 1.0  # how long a free worker waits on Redis for a task before asking again
-# what a call to the shared state raises while Redis is out of reach (OSError: the TimeoutError of asyncio's waits)
-UNREACHABLE: tuple[type[Exception], ...] = (RedisError, OSError)
 
 
 class LeasedQueue(RedisQueue):
@@ -143,7 +141,7 @@ class TaskQueue:
             await asyncio.sleep(self.lease_s / 3)
             try:
                 await job.update()
-            except (RedisError, OSError) as e:  # the lease may lapse: the job's records decide who finishes
+            except UNREACHABLE as e:  # the lease may lapse: the job's records decide who finishes
                 log.warning("could not renew the lease of task %s: %s", job.key, e)
 
 
@@ -156,7 +154,7 @@ async def repair_every(redis: Redis, name: str, period_s: float, repair: Callabl
             if (await redis.set(f"wisp:repair:{name}", "1", nx=True, ex=max(1, int(period_s)))
                     and (queued := await repair())):
                 log.warning("%s: queued %d tasks that had been lost", name, queued)
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             log.warning("%s: could not check for lost tasks: %s", name, e)
 
 

@@ -23,7 +23,8 @@ from agent.index.crawl.manager import extract_slots, job_failed
 from agent.state.jobs import COMPLETED, FAILED, RUNNING, Job
 from agent.state.jobs.redis import RedisJobStore
 from agent.state.shared import Shared
-from agent.state.tasks import UNREACHABLE, repair_every
+from agent.state.tasks import repair_every
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 SEED, VISIT = "crawl.seed", "crawl.visit"

@@ -21,12 +21,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from agent.core.crawl_options import CrawlOptions
 from agent.errors import SharedStateUnavailable
 from agent.state.jobs import FAILED, ROWS_PER_PAGE, RUNNING, Counts, Job, QueuedPage
 from agent.state.jobs.sqlite import JobStore
+from agent.state.unreachable import UNREACHABLE
 
 T = TypeVar("T")
 PREFIX = "wisp:crawl:"
@@ -160,7 +160,7 @@ class RedisJobStore:
         while True:
             try:
                 return await method(*args)
-            except (RedisError, OSError) as e:
+            except UNREACHABLE as e:
                 if time.monotonic() >= gives_up:
                     raise SharedStateUnavailable(f"the job store (Redis) cannot be reached: {e}") from e
                 await asyncio.sleep(RETRY_PAUSE_S)

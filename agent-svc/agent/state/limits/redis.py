@@ -25,7 +25,6 @@ from redis.asyncio import ConnectionPool, Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
 from agent import metrics
 from agent.errors import RateLimited
@@ -34,13 +33,13 @@ from agent.state.leased_slots import LeasedSlots
 from agent.state.limits import CostlyCap, Limits, PerMinuteLimit, Release, over_cap, over_per_minute
 from agent.state.limits.memory import Clock, process_limits
 from agent.state.settings import LimitsSettings
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger("agent")
 
 KEY_PREFIX = "wisp:limits"
 RECHECK_S = 1.0  # how long a Redis that failed is left alone: a dead one costs one attempt a second, not one a request
 LOG_EVERY_S = 60.0  # while Redis stays down, one warning a minute rather than one a recheck
-REDIS_ERRORS = (RedisError, OSError)  # OSError covers the TimeoutError of asyncio's waits too
 T = TypeVar("T")
 
 
@@ -104,7 +103,7 @@ class RedisGuard:
         if self._may_ask():
             try:
                 found = await shared()
-            except REDIS_ERRORS as error:
+            except UNREACHABLE as error:
                 self.failed(error)
             except RateLimited:
                 self._answered()
@@ -135,7 +134,7 @@ class RedisGuard:
         if self._may_ask():
             try:
                 await self._redis.ping()
-            except REDIS_ERRORS as error:
+            except UNREACHABLE as error:
                 self.failed(error)
             else:
                 self._answered()
@@ -192,7 +191,7 @@ class SharedCap:
         async def release_or_let_lease_end() -> None:
             try:
                 await release()
-            except REDIS_ERRORS as error:
+            except UNREACHABLE as error:
                 self._guard.failed(error)
 
         return release_or_let_lease_end

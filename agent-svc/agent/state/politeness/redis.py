@@ -16,11 +16,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from agent.state.leased_slots import FULL, LeasedSlots
 from agent.state.politeness import MAX_DELAY_S
 from agent.state.politeness.memory import HostGate
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 LEASE_S = 10.0
@@ -39,7 +39,7 @@ class RedisHostGate:
         try:
             # with a pause, one request at a time, as politeness.HostGate does
             await self._wait_turn(host, token, pause_ms, 1 if pause_ms else slots or self._concurrency)
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             log.warning("per-host politeness falls back to this replica's own (Redis: %s)", e)
             async with self._local.turn(host, delay_s, slots):
                 yield
@@ -52,7 +52,7 @@ class RedisHostGate:
             await asyncio.gather(renewing, return_exceptions=True)
             try:
                 await self._slots.give_back(holders, token)
-            except (RedisError, OSError) as e:  # the lease ends it anyway
+            except UNREACHABLE as e:  # the lease ends it anyway
                 log.warning("could not give back a turn on %s: %s", host, e)
 
     async def _wait_turn(self, host: str, token: str, pause_ms: int, slots: int) -> None:

@@ -18,12 +18,12 @@ import logging
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from agent.errors import SharedStateUnavailable
 from agent.state.recent import Kept, keepable
 from agent.state.settings import RecentSettings
 from agent.state.shared import Shared
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 PREFIX = "wisp:scrapes:"
@@ -87,7 +87,7 @@ class RedisRecentScrapes:
         try:
             await self._put([_ORDER, _SIZES, _BYTES], [_DOCUMENT, new.scrape_id, owner or "", new.encoded, ttl_ms,
                                                        self.max_count, self.max_bytes])
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             log.warning("scrape %s is not kept for GET /v2/scrape/{id}: Redis cannot be reached (%s)",
                         new.scrape_id, e)
 
@@ -95,7 +95,7 @@ class RedisRecentScrapes:
         """The kept scrape of that id, unless it has expired; SharedStateUnavailable when Redis cannot say."""
         try:
             owner, encoded = await self._redis.hmget(f"{_DOCUMENT}{scrape_id}", ["owner", "document"])
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             raise SharedStateUnavailable(f"the recent scrapes (Redis) cannot be reached: {e}") from e
         if encoded is None:
             return None

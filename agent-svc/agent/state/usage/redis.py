@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from agent import metrics
 from agent.errors import SharedStateUnavailable
+from agent.state.unreachable import UNREACHABLE
 from agent.state.usage import Counted
 from agent.state.usage.memory import Usage
 
@@ -79,7 +79,7 @@ class RedisUsage:
         """`client`'s counts over every replica; SharedStateUnavailable when Redis cannot say."""
         try:
             started, credits, last_success = await self._read([_CREDITS, _LAST, _STARTED], [client, self._clock()])
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             raise SharedStateUnavailable(f"the usage counts (Redis) cannot be reached: {e}") from e
         return Counted(float(started), int(credits or 0), None if last_success is None else float(last_success))
 
@@ -99,7 +99,7 @@ class RedisUsage:
     async def _credit(self, client: str, at: float) -> None:
         try:
             await self._count([_CREDITS, _LAST, _STARTED], [client, at, self._max_clients])
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             self._lost(f"Redis cannot be reached: {e}")
 
     def _lost(self, why: str) -> None:

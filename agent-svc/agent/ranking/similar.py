@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from dataclasses import replace
 
-from wisp_text.bm25 import tokenize
+from wisp_text.terms import content_terms
 
 from agent import metrics
 from agent.core.context import SearchContext
@@ -34,14 +34,6 @@ from agent.upstream.semantic import SemanticClient
 
 SEED_TERMS = 8
 FETCHED = 10
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below between
-both but by can could did do does doing down during each few for from further had has have having he her here
-hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or other
-our ours out over own same she should so some such than that the their theirs them then there these they this
-those through to too under until up very was we were what when where which while who whom why will with would
-you your yours use used using see also may one two new page pages html www http https com org
-""".split())
 
 
 class SeedUnreadable(WispError):
@@ -98,7 +90,7 @@ async def similar(seed_url: str, query: SearchQuery, ctx: SearchContext, up: Ups
 
 def seed_queries(title: str, text: str) -> list[str]:
     """Up to 3 queries: the title, the seed's most common words, and the title with the first four of them."""
-    counts = Counter(t for t in tokenize(text) if len(t) > 2 and t not in STOPWORDS and not t.isdigit())
+    counts = Counter(content_terms(text))
     terms = [t for t, _ in counts.most_common(SEED_TERMS)]
     queries = [title.strip(), " ".join(terms), f"{title.strip()} {' '.join(terms[:4])}".strip()]
     return [q for q in dict.fromkeys(queries) if q][:3]

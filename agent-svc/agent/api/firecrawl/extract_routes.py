@@ -10,13 +10,14 @@ from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, s
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
-from agent.state.extracts.memory import ExtractJobs
+from agent.core.extract_job import ExtractJob, ExtractResult
+from agent.state.background.memory import MemoryJobs
 from agent.state.extracts.redis import RedisExtractJobs
 
 router = APIRouter()
 
 
-def _extracts(request: Request) -> ExtractJobs | RedisExtractJobs:
+def _extracts(request: Request) -> MemoryJobs[ExtractJob, ExtractResult] | RedisExtractJobs:
     return request.app.state.extracts
 
 

@@ -18,7 +18,8 @@ from agent.core.dates import iso_instant
 from agent.core.extract_job import ExtractJob
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import page_url, split_urls
-from agent.state.extracts import COMPLETED, FAILED, ExtractRecord
+from agent.state.background import COMPLETED, FAILED
+from agent.state.extracts import ExtractRecord
 
 MAX_PROMPT_CHARS = 10_000
 SITE = "/*"  # a URL ending so means its site
@@ -60,7 +61,7 @@ class ExtractRequest(BaseModel):
             raise InvalidRequest.check("Either 'urls' or 'prompt' must be provided." if not given else
                                        f"none of the urls is valid ({', '.join(invalid[:3])}) and there is no "
                                        "prompt", ["urls"])
-        schema = self._schema()
+        schema = request_schema(self.json_schema)
         web_search = bool(self.enableWebSearch)
         job = ExtractJob(
             urls=tuple(url for url in valid if not url.endswith(SITE)),
@@ -76,13 +77,15 @@ class ExtractRequest(BaseModel):
             warnings=("`agent` is not supported: the extraction ran without one",) if self.agent else ())
         return job, invalid
 
-    def _schema(self) -> dict[str, Any] | None:
-        if self.json_schema in (None, {}):
-            return None
-        try:
-            return checked_schema(self.json_schema, "schema")
-        except BadRequest as e:
-            raise InvalidRequest.check(e.message, ["schema"]) from None
+
+def request_schema(value: Any) -> dict[str, Any] | None:
+    """A request's `schema` checked (answers/schemas.py), or None when it gives none; a 400 at ["schema"]."""
+    if value in (None, {}):
+        return None
+    try:
+        return checked_schema(value, "schema")
+    except BadRequest as e:
+        raise InvalidRequest.check(e.message, ["schema"]) from None
 
 
 def _page_or_site_url(url: str, path: list[str | int]) -> str:

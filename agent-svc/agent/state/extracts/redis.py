@@ -17,13 +17,14 @@ from dataclasses import asdict
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 from wisp_obs.requests import request_id
 
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
-from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord, Runner, failure
+from agent.state.background import COMPLETED, FAILED, PROCESSING, Runner, crashed
+from agent.state.extracts import EXTRACTS, ExtractRecord
 from agent.state.tasks import TaskQueue, repair_every
+from agent.state.unreachable import UNREACHABLE
 
 log = logging.getLogger(__name__)
 TASK = "extract.run"
@@ -42,8 +43,8 @@ return 1
 
 
 class RedisExtractJobs:
-    def __init__(self, run: Runner, redis: Redis, tasks: TaskQueue, max_jobs: int, max_running: int, ttl_s: float,
-                 max_per_owner: int) -> None:
+    def __init__(self, run: Runner[ExtractJob, ExtractResult], redis: Redis, tasks: TaskQueue, max_jobs: int,
+                 max_running: int, ttl_s: float, max_per_owner: int) -> None:
         self._run, self._redis, self._tasks = run, redis, tasks
         self._max_jobs, self._ttl_s, self._max_per_owner = max_jobs, ttl_s, max_per_owner
         self._running = asyncio.Semaphore(max_running)
@@ -64,18 +65,18 @@ class RedisExtractJobs:
                 pipe.expireat(_record(job_id), int(expires) + 1)
                 pipe.zadd(UNFINISHED, {job_id: expires})
                 await pipe.execute()
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             raise SharedStateUnavailable(f"the extract jobs (Redis) cannot be reached: {e}") from e
         try:
             await self._tasks.enqueue(TASK, job_id, job_id=job_id)
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             log.warning("could not queue extraction %s (%s): the next repair will", job_id, e)
         return job_id
 
     async def get(self, job_id: str, owner: str | None) -> ExtractRecord:
         try:
             fields = await self._redis.hgetall(_record(job_id))
-        except (RedisError, OSError) as e:
+        except UNREACHABLE as e:
             raise SharedStateUnavailable(f"the extract jobs (Redis) cannot be reached: {e}") from e
         record = _record_of(job_id, {k.decode(): v.decode() for k, v in fields.items()})
         if record is None or record.owner != owner or record.expires <= time.time():
@@ -113,9 +114,9 @@ class RedisExtractJobs:
         else:
             async with self._running:
                 try:
-                    result = await self._run(record.job)
+                    result = await self._run(record.job, _never)
                 except Exception as e:  # a bug fails the job, never leaves it processing
-                    result = failure(job_id, e)
+                    result = crashed(EXTRACTS, job_id, e)
         await self._finish(keys=[_record(job_id), UNFINISHED],
                            args=[job_id, FAILED if result.error else COMPLETED, json.dumps(asdict(result))])
 
@@ -130,6 +131,11 @@ class RedisExtractJobs:
         if len(unfinished) >= self._max_jobs:
             raise TooManyExtracts(f"{self._max_jobs} extractions are unfinished (EXTRACT_MAX_JOBS): retry when one "
                                   "has finished")
+
+
+def _never() -> bool:
+    """An extraction is not cancelled: it runs to its end or its timeout."""
+    return False
 
 
 def _record(job_id: str) -> str:

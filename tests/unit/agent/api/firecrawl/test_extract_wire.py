@@ -12,7 +12,8 @@ from agent.api.settings import RequestSettings
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import MAX_URL_CHARS
-from agent.state.extracts import COMPLETED, FAILED, PROCESSING, ExtractRecord
+from agent.state.background import COMPLETED, FAILED, PROCESSING
+from agent.state.extracts import ExtractRecord
 
 SETTINGS = RequestSettings(extract_max_urls=3, extract_site_pages=10, extract_timeout_s=120)
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}

@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
-from agent.state.extracts import COMPLETED, FAILED, PROCESSING
+from agent.state.background import COMPLETED, FAILED, PROCESSING
 from agent.state.extracts.redis import RedisExtractJobs
 from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
@@ -49,7 +49,7 @@ async def settled(jobs: RedisExtractJobs, job_id: str, owner: str | None) -> str
 def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: RedisServer) -> None:
     runs: list[ExtractJob] = []
 
-    async def run(job: ExtractJob) -> ExtractResult:
+    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         runs.append(job)
         return ExtractResult({"ok": True}, {"ok": ["https://a.test/"]}, ("merged",))
 
@@ -69,7 +69,7 @@ def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: 
 
 
 def test_a_bug_fails_the_job_with_a_pointer_to_the_log(redis_server: RedisServer) -> None:
-    async def run(job: ExtractJob) -> ExtractResult:
+    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         raise KeyError("boom")
 
     async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
@@ -80,7 +80,7 @@ def test_a_bug_fails_the_job_with_a_pointer_to_the_log(redis_server: RedisServer
 
 
 def test_the_bounds_hold_over_both_replicas(redis_server: RedisServer) -> None:
-    async def run(job: ExtractJob) -> ExtractResult:
+    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         return ExtractResult({})
 
     async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
@@ -109,7 +109,7 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
 def test_a_lost_task_is_queued_again_and_one_that_keeps_killing_replicas_fails(redis_server: RedisServer) -> None:
     runs: list[ExtractJob] = []
 
-    async def run(job: ExtractJob) -> ExtractResult:
+    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         runs.append(job)
         return ExtractResult({})
 

@@ -1,6 +1,7 @@
-"""The extract jobs' store: a job runs in the background and its record moves processing → completed | failed;
-records expire after their TTL; the store is bounded (finished records make room, unfinished ones a 429), and
-at most max_running jobs run at once."""
+"""Background jobs in memory, of the extractions' kind: a job runs in the background and its record moves
+processing → completed | failed; records expire after their TTL; the store is bounded (finished records make room,
+unfinished ones a 429), and at most max_running jobs run at once; a cancelled job is told to stop and ends with
+what it has."""
 
 import asyncio
 
@@ -8,8 +9,9 @@ import pytest
 
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, TooManyExtracts
-from agent.state.extracts import COMPLETED, FAILED, PROCESSING
-from agent.state.extracts.memory import ExtractJobs
+from agent.state.background import COMPLETED, FAILED, PROCESSING
+from agent.state.background.memory import MemoryJobs
+from agent.state.extracts import EXTRACTS
 
 JOB = ExtractJob(("https://a.test/",), (), "p", None)
 DONE = ExtractResult({"ok": True})
@@ -30,7 +32,8 @@ class Runner:
     def __init__(self, outcome: ExtractResult | Exception = DONE) -> None:
         self.outcome, self.gate, self.running, self.most = outcome, asyncio.Event(), 0, 0
 
-    async def __call__(self, job: ExtractJob) -> ExtractResult:
+    async def __call__(self, job: ExtractJob, cancelled) -> ExtractResult:
+        self.cancelled = cancelled
         self.running += 1
         self.most = max(self.most, self.running)
         await self.gate.wait()
@@ -48,7 +51,7 @@ async def settled() -> None:
 def test_a_job_is_processing_then_completed_with_its_result() -> None:
     async def scenario() -> None:
         runner, clock = Runner(), Clock()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
         job_id = await jobs.start(JOB, OWNER)
         record = await jobs.get(job_id, OWNER)
         assert record.status == PROCESSING and record.expires == 1060.0
@@ -67,7 +70,7 @@ def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str
     async def scenario() -> None:
         runner = Runner(outcome)
         runner.gate.set()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         job_id = await jobs.start(JOB, OWNER)
         await settled()
         record = await jobs.get(job_id, OWNER)
@@ -78,7 +81,7 @@ def test_a_job_that_fails_or_raises_is_failed_with_the_cause(outcome, error: str
 def test_an_unknown_or_expired_job_is_not_found() -> None:
     async def scenario() -> None:
         clock = Clock()
-        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
+        jobs = MemoryJobs(EXTRACTS, Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10, clock=clock)
         job_id = await jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):
             (await jobs.get("nope", OWNER))
@@ -91,7 +94,7 @@ def test_an_unknown_or_expired_job_is_not_found() -> None:
 
 def test_another_clients_job_is_not_found() -> None:
     async def scenario() -> None:
-        jobs = ExtractJobs(Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
+        jobs = MemoryJobs(EXTRACTS, Runner(), max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         job_id = await jobs.start(JOB, OWNER)
         with pytest.raises(JobNotFound, match="Extract job not found"):  # Firecrawl's answer to another team
             (await jobs.get(job_id, "key:b"))
@@ -103,7 +106,7 @@ def test_another_clients_job_is_not_found() -> None:
 def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
     async def scenario() -> None:
         runner = Runner()
-        jobs = ExtractJobs(runner, max_jobs=2, max_running=2, ttl_s=60, max_per_owner=10)
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=2, max_running=2, ttl_s=60, max_per_owner=10)
         first, second = (await jobs.start(JOB, OWNER)), (await jobs.start(JOB, OWNER))
         with pytest.raises(TooManyExtracts, match="2 extractions are unfinished"):
             (await jobs.start(JOB, OWNER))
@@ -120,7 +123,7 @@ def test_finished_jobs_make_room_and_unfinished_ones_are_a_429() -> None:
 def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others() -> None:
     async def scenario() -> None:
         runner = Runner()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=2)
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=2)
         (await jobs.start(JOB, OWNER)), (await jobs.start(JOB, OWNER))
         with pytest.raises(TooManyExtracts, match="2 of your extractions are unfinished"):
             (await jobs.start(JOB, OWNER))
@@ -135,10 +138,28 @@ def test_one_clients_unfinished_jobs_are_capped_and_leave_room_for_others() -> N
 def test_at_most_max_running_run_at_once_and_close_cancels_them() -> None:
     async def scenario() -> None:
         runner = Runner()
-        jobs = ExtractJobs(runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
         ids = [await jobs.start(JOB, OWNER) for _ in range(4)]
         await settled()
         assert runner.most == 2 and all([(await jobs.get(i, OWNER)).status == PROCESSING for i in ids])
         await jobs.close()
         assert runner.running == 2  # cancelled where they waited, never finished
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_job_is_told_to_stop_and_keeps_what_it_ends_with() -> None:
+    async def scenario() -> None:
+        runner = Runner(ExtractResult({"partial": True}))
+        jobs = MemoryJobs(EXTRACTS, runner, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
+        job_id = await jobs.start(JOB, OWNER)
+        await settled()
+        assert not runner.cancelled()
+        with pytest.raises(JobNotFound):
+            await jobs.cancel(job_id, "key:b")
+        assert (await jobs.cancel(job_id, OWNER)).cancelled and runner.cancelled()
+        runner.gate.set()
+        await settled()
+        record = await jobs.get(job_id, OWNER)
+        assert record.status == COMPLETED and record.result.data == {"partial": True}
+        assert (await jobs.cancel(job_id, OWNER)).status == COMPLETED  # a finished job stays as it ended
     asyncio.run(scenario())

@@ -1,0 +1,96 @@
+"""Background jobs of one kind in this process: each runs in the background, is polled by id, and is forgotten
+its TTL after it started (its `expiresAt`). A job is its owner's: another client finds no such job, as Firecrawl
+answers another team's.
+
+Bounded: at most `max_jobs` are kept, a finished one making room for a new one (the oldest first); when they are
+all unfinished a new one is a 429, and so is a client's new one while `max_per_owner` of its own are unfinished
+(so that one client cannot take every place). `max_running` run at once; the others wait, reported as processing.
+A restart forgets them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Generic
+
+from wisp_obs.requests import request_id
+
+from agent.core.expiring import ExpiringMap
+from agent.errors import JobNotFound
+from agent.state.background import COMPLETED, FAILED, PROCESSING, J, Kind, R, Record, Runner, crashed
+
+
+class MemoryJobs(Generic[J, R]):
+    def __init__(self, kind: Kind[R], run: Runner[J, R], max_jobs: int, max_running: int, ttl_s: float,
+                 max_per_owner: int, clock: Callable[[], float] = time.time) -> None:
+        self._kind, self._run, self._max_jobs, self._ttl_s, self._clock = kind, run, max_jobs, ttl_s, clock
+        self._max_per_owner = max_per_owner
+        self._records: ExpiringMap[Record[J, R]] = ExpiringMap(clock)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running = asyncio.Semaphore(max_running)
+
+    async def start(self, job: J, owner: str | None) -> str:
+        """The id of `owner`'s new job; it runs in the background. The kind's 429 when no room is left."""
+        self._make_room(owner)
+        job_id = request_id()  # the id of the request that started it, so that its log lines name the job
+        self._records.put(job_id, Record(job_id, job, owner, self._clock() + self._ttl_s))
+        task = asyncio.create_task(self._finish(job_id, job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return job_id
+
+    async def get(self, job_id: str, owner: str | None) -> Record[J, R]:
+        """`owner`'s job's record; JobNotFound when it never was, has expired, or is another client's."""
+        self._records.expire()
+        record = self._records.get(job_id)
+        if record is None or record.owner != owner:
+            raise JobNotFound(self._kind.not_found)
+        return record
+
+    async def cancel(self, job_id: str, owner: str | None) -> Record[J, R]:
+        """Tell `owner`'s job to stop (it ends with what it has); its record. JobNotFound as `get`."""
+        record = await self.get(job_id, owner)
+        if record.status == PROCESSING and not record.cancelled:
+            record = replace(record, cancelled=True)
+            self._records.put(job_id, record)
+        return record
+
+    async def resume(self) -> None:
+        """Nothing to resume: a restart forgets this process's jobs."""
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _finish(self, job_id: str, job: J) -> None:
+        async with self._running:
+            try:
+                result = await self._run(job, lambda: self._cancelled(job_id))
+            except Exception as e:  # a bug must fail the job, not leave it processing forever
+                result = crashed(self._kind, job_id, e)
+        if (record := self._records.get(job_id)) is not None:
+            status = FAILED if self._kind.failed(result) else COMPLETED
+            self._records.put(job_id, replace(record, status=status, result=result))
+
+    def _cancelled(self, job_id: str) -> bool:
+        record = self._records.get(job_id)
+        return record is None or record.cancelled
+
+    def _make_room(self, owner: str | None) -> None:
+        self._records.expire()
+        kind = self._kind
+        running = sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items())
+        if owner is not None and running >= self._max_per_owner:
+            raise kind.too_many(f"{self._max_per_owner} of your {kind.noun}s are unfinished "
+                                f"({kind.setting}_MAX_JOBS_PER_KEY): retry when one has finished")
+        if len(self._records) < self._max_jobs:
+            return
+        finished = next((i for i, r in self._records.items() if r.status != PROCESSING), None)
+        if finished is None:
+            raise kind.too_many(f"{self._max_jobs} {kind.noun}s are unfinished ({kind.setting}_MAX_JOBS): retry when "
+                                "one has finished")
+        self._records.pop(finished)

@@ -20,6 +20,7 @@ from agent.answers import schemas
 from agent.answers.rich import Answers
 from agent.api.envelopes import answer_errors, error_body_for
 from agent.api.firecrawl import (
+    agent_routes,
     batch_routes,
     crawl_routes,
     crawl_ws,
@@ -50,6 +51,8 @@ from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.workers import WorkerPool
 from agent.ranking.stage import Ranking
+from agent.research.jobs import research_jobs
+from agent.research.loop import Researcher
 from agent.search.service import Search, check_defaults
 from agent.services import Services
 from agent.state.limits import Limits
@@ -112,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.extracts = extracts = (extract_jobs(extractor) if shared is None
                                              else redis_extract_jobs(extractor, shared))
             await extracts.resume()
+            app.state.research = research = research_jobs(Researcher(settings.research, search))
             app.state.recent_scrapes = (recent_scrapes(settings.recent) if shared is None
                                         else redis_recent_scrapes(settings.recent, shared))
             if shared is not None:
@@ -129,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await app.state.usage.drain()
                 await crawls.stop()
                 await extracts.close()
+                await research.close()
                 await services.ingest.stop()
                 if cache:
                     await cache.drain()
@@ -146,8 +151,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                              settings.search.max_query_chars, settings.search.max_domains)
     app.router.routes.extend(mcp_routes)
 
-    for routes in (search_routes, batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes, map_routes,
-                   openai_routes, scrape_routes, tavily_routes, team_routes):
+    for routes in (search_routes, agent_routes, batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes,
+                   map_routes, openai_routes, scrape_routes, tavily_routes, team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")

@@ -21,6 +21,7 @@ from agent.index.settings import IndexSettings
 from agent.pages.settings import PageCacheSettings, PagesSettings
 from agent.ranking.modes import MODES
 from agent.ranking.settings import ModeSettings, RankingSettings
+from agent.research.settings import ResearchSettings
 from agent.search.settings import SearchSettings
 from agent.state.settings import LimitsSettings, RecentSettings, SharedStateSettings
 from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings
@@ -57,6 +58,7 @@ class Settings(BaseModel):
     index: IndexSettings = Field(default_factory=IndexSettings)
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
     shared: SharedStateSettings = Field(default_factory=SharedStateSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     recent: RecentSettings = Field(default_factory=RecentSettings)

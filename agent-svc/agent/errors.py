@@ -65,8 +65,8 @@ class JobNotFound(NotFound):
 class AlreadyFinished(WispError):
     status = 409
 
-    def __init__(self, status: str) -> None:
-        super().__init__(f"Crawl is already {status}")
+    def __init__(self, status: str, what: str = "Crawl") -> None:
+        super().__init__(f"{what} is already {status}")
 
 
 class PastTimeLimit(WispError):
@@ -130,6 +130,13 @@ class TooManyExtracts(WispError):
 
     status = 429
     code = "TOO_MANY_EXTRACTS"
+
+
+class TooManyResearchJobs(WispError):
+    """RESEARCH_MAX_JOBS research jobs are unfinished."""
+
+    status = 429
+    code = "TOO_MANY_RESEARCH_JOBS"
 
 
 class Unauthorized(WispError):

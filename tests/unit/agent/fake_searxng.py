@@ -24,6 +24,9 @@ from agent.index.map.site_map import MapTools
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
 from agent.ranking.stage import Ranking
+from agent.research.jobs import research_jobs
+from agent.research.loop import Researcher
+from agent.research.settings import ResearchSettings
 from agent.search.service import Search
 from agent.services import Services
 from agent.state.politeness.memory import HostGate
@@ -163,9 +166,10 @@ def replaced_search(search: Search, **parts: Any) -> Search:
 
 
 def serving(app: Any, search: Search) -> None:
-    """`app`'s state as its lifespan leaves it, with `search` and its services (and the API's settings and request
-    limits as the environment gives them, unless the app was made with its own)."""
+    """`app`'s state as its lifespan leaves it, with `search`, its services and research jobs on it (and the API's
+    settings and request limits as the environment gives them, unless the app was made with its own)."""
     app.state.search, app.state.services = search, search.services
+    app.state.research = research_jobs(Researcher(ResearchSettings(), search))
     if not hasattr(app.state, "request_settings"):
         app.state.request_settings = RequestSettings()
         app.state.request_limits = RequestLimits()

@@ -4,14 +4,10 @@ against Wisp's /search and /extract, served by uvicorn on fakes of SearXNG, sema
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from langchain_tavily import TavilyExtract, TavilySearch
 from tavily import AsyncTavilyClient, TavilyClient
 from tavily.errors import BadRequestError, InvalidAPIKeyError
@@ -21,6 +17,7 @@ from agent.config import Settings
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
 from ...fake_searxng import FakeSearxng, FakeSemantic, serving
+from ..served import served
 
 KEY = "tavily-test-key-0123456789"
 ANSWER = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."
@@ -31,17 +28,7 @@ def _serve(keys: str = "") -> Iterator[str]:
     serving(app, FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"}).search(
         semantic=FakeSemantic(), pages=PAGES, fetch_top=2, rich_abstain_below=0.2, support_floor=0.6,
         llm_http=httpx.AsyncClient(transport=httpx.MockTransport(FakeLLM(ANSWER).handle))))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, "127.0.0.1", port, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(5)
+    yield from served(app)
 
 
 @pytest.fixture(scope="module")

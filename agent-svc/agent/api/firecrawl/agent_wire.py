@@ -1,0 +1,92 @@
+"""POST /v2/agent as firecrawl-py's `agent()` and `start_agent()` send it, and the status GET /v2/agent/{id}
+returns (firecrawl-py's AgentResponse).
+
+Lenient like the other routes (unknown keys such as `integration` or `zeroDataRetention` accepted and ignored),
+strict on the types of known keys, with explicit limits: a prompt of 1 to 10,000 characters, EXTRACT_MAX_URLS
+URLs, a schema that is a JSON Schema, `maxCredits` above 0. What Wisp does not run yet (webhooks, threads) is a 400
+that says so, not a silent no-op. A job cut short answers `failed` with its `partial` result and `stopReason`:
+firecrawl-py's status is one of processing, completed and failed, so a cancelled job is failed too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from agent.api.firecrawl.extract_wire import request_schema
+from agent.api.firecrawl.search_wire import SafeInt
+from agent.api.settings import RequestSettings
+from agent.core.dates import iso_instant
+from agent.core.research import ResearchJob, ResearchResult
+from agent.errors import InvalidRequest
+from agent.index.crawl.options import split_urls
+from agent.state.background import COMPLETED, FAILED, PROCESSING, Record
+
+MAX_PROMPT_CHARS = 10_000
+# Firecrawl's models, and Wisp's own name for it: all run Wisp's one research loop
+MODELS = ("spark-1-pro", "spark-1-mini", "spark-2", "wisp-research")
+DEFAULT_MODEL = "spark-1-pro"
+
+
+class AgentRequest(BaseModel):
+    """Firecrawl's v2 agent request (firecrawl-py `_prepare_agent_request`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    prompt: StrictStr = Field(max_length=MAX_PROMPT_CHARS)
+    urls: list[StrictStr] | None = None
+    json_schema: Any = Field(None, alias="schema")
+    model: Literal[MODELS] | None = None  # type: ignore[valid-type]
+    effort: Literal["low", "medium", "high"] | None = None
+    maxCredits: SafeInt | None = Field(None, gt=0)  # noqa: N815 - Firecrawl's wire names
+    strictConstrainToURLs: StrictBool | None = None  # noqa: N815
+    mode: Literal["extract", "chat"] | None = None
+    webhook: Any = None
+    threadId: StrictStr | None = None  # noqa: N815
+
+    def to_job(self, settings: RequestSettings) -> ResearchJob:
+        """The job; a 400 naming what is wrong or not run here."""
+        if not self.prompt.strip():
+            raise InvalidRequest.check("prompt must not be empty", ["prompt"])
+        if self.webhook is not None:
+            raise InvalidRequest.check("webhooks of agent jobs are not supported yet: poll GET /v2/agent/{id}",
+                                       ["webhook"])
+        if self.threadId is not None:
+            raise InvalidRequest.check("threads are not supported yet: start a new job with the whole question",
+                                       ["threadId"])
+        given = [url.strip() for url in self.urls or []]
+        if len(given) > settings.extract_max_urls:
+            raise InvalidRequest.check(f"{len(given)} urls; at most {settings.extract_max_urls} are accepted per "
+                                       "agent job (EXTRACT_MAX_URLS)", ["urls"])
+        urls, _ = split_urls(given, skip_invalid=False)
+        if self.strictConstrainToURLs and not urls:
+            raise InvalidRequest.check("strictConstrainToURLs needs urls to keep the job on", ["urls"])
+        return ResearchJob(self.prompt.strip(), tuple(urls), request_schema(self.json_schema), self.effort or "medium",
+                           self.maxCredits, bool(self.strictConstrainToURLs), self.mode or "extract",
+                           model=self.model or DEFAULT_MODEL)
+
+
+def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
+    """firecrawl-py's AgentResponse, with Wisp's `sources`, `claims` and `warning`: the answer in `data` (the
+    schema's value, else the cited report) or, in chat mode, in `message`; a job cut short is failed, its
+    answer in `partial`."""
+    job, result = record.job, record.result
+    body: dict[str, Any] = {"success": record.status != FAILED, "id": record.id, "status": record.status,
+                            "model": job.model, "effort": job.effort, "mode": job.mode,
+                            "expiresAt": iso_instant(record.expires)}
+    if record.status == PROCESSING or result is None:
+        return body
+    answer = result.data if job.schema is not None else result.text
+    body |= {"creditsUsed": result.credits_used, "sources": [{"url": s.url, "title": s.title} for s in result.sources],
+             "claims": list(result.claims)}
+    if record.status == COMPLETED:
+        body |= {"message": result.text} if job.mode == "chat" and job.schema is None else {"data": answer}
+    else:
+        body |= {"partial": answer, "stopReason": result.stop_reason,
+                 "error": result.error or f"the job stopped early ({result.stop_reason}) or found nothing"}
+        if job.schema is not None:
+            body["partialSchemaValid"] = result.data is not None
+    if result.warnings:
+        body["warning"] = "; ".join(result.warnings)
+    return body

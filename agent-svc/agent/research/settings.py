@@ -1,0 +1,24 @@
+"""The research stage's settings: what a job may spend, and how many are kept and run."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent.core.section import Section
+
+
+class ResearchSettings(Section):
+    """Research jobs: their notes and how many run and are kept."""
+
+    research_note_chars: int = Field(600, ge=100, le=4000, description="research: characters of one note (a "
+                                     "passage kept as evidence): notes, not pages, are what a job keeps")
+    research_max_notes: int = Field(24, ge=4, le=200, description="research: notes a job keeps; the report is "
+                                    "written from them")
+    research_ttl_s: float = Field(86_400.0, gt=0, description="How long a research job's status and result are kept "
+                                  "(its expiresAt), in memory: a restart forgets them")
+    research_max_jobs: int = Field(100, ge=1, le=100_000, description="Research jobs kept at once; when all are "
+                                   "unfinished a new one is a 429")
+    research_max_jobs_per_key: int = Field(5, ge=1, le=100_000, description="Unfinished research jobs one API key "
+                                           "may have; beyond them its new one is a 429 (keyless: no such bound)")
+    research_max_running: int = Field(1, ge=1, le=32, description="Research jobs running at once; the others wait "
+                                      "(processing)")

@@ -1,0 +1,98 @@
+"""The research loop on a small web: a bridge question's second hop found from the words its first hop's page
+adds, with no LLM and with a poor one; a valid plan used; and every way a job is cut short (maxCredits, a cancel,
+the deadline) ending with what it has and saying why."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import httpx
+import pytest
+
+from agent.core.research import CANCELLED, CONVERGED, CREDITS, DEADLINE, DONE, ResearchJob
+from agent.research import budget
+from agent.research.budget import Budget
+from agent.research.loop import Researcher, run_research
+from agent.research.settings import ResearchSettings
+
+from ..fake_searxng import FakeSemantic
+from .corpus import CATS, FALCON, PAGES, QUESTION, ZEPHYR, CorpusSearxng, ScriptedLLM
+
+
+def researched(job: ResearchJob, llm: ScriptedLLM | None = None, engine: CorpusSearxng | None = None,
+               cancelled=lambda: False):
+    engine = engine or CorpusSearxng()
+    llm_settings = {"llm_http": httpx.AsyncClient(transport=httpx.MockTransport(llm.handle))} if llm else \
+        {"llm_base_url": ""}
+    search = engine.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3, **llm_settings)
+    return asyncio.run(run_research(job, Researcher(ResearchSettings(), search), cancelled))
+
+
+def urls(result) -> list[str]:
+    return [s.url for s in result.sources]
+
+
+def test_without_an_llm_the_second_hop_is_found_from_the_words_the_first_page_adds() -> None:
+    engine = CorpusSearxng()
+    result = researched(ResearchJob(QUESTION), engine=engine)
+    assert urls(result) == [ZEPHYR, FALCON] and CATS not in urls(result)
+    assert "falcon" in engine.queries[1].lower()  # the follow-up asked about the tool the first page named
+    assert "Ada Quill" in result.text and result.text.startswith("Evidence found")
+    assert result.stop_reason in (CONVERGED, DONE) and not result.cut_short
+    assert result.credits_used == len(engine.queries) and result.llm_calls == 1  # the report's one attempt
+    assert [s.kind for s in result.steps][:3] == ["plan", "search", "reflect"]
+
+
+def test_a_poor_llm_changes_nothing_it_cannot_back() -> None:
+    llm = ScriptedLLM(plan="Sure! Here are some queries: zephyr, falcon", answer="I cannot browse the web.")
+    result = researched(ResearchJob(QUESTION), llm)
+    assert urls(result) == [ZEPHYR, FALCON]
+    assert "(from the question's parts)" in result.steps[0].detail
+    assert llm.asked_for_queries() >= 2  # the plan and a follow-up were asked, and their replies set aside
+
+
+def test_a_valid_plan_is_searched_in_the_first_round() -> None:
+    llm = ScriptedLLM(plan='{"queries": ["falcon tool author", "zephyr database wal directory"]}',
+                      answer="Ada Quill wrote Falcon [2], the tool that creates the wal directory [1].")
+    engine = CorpusSearxng()
+    result = researched(ResearchJob(QUESTION, effort="low"), llm, engine)
+    assert engine.queries[:2] == [QUESTION, "falcon tool author"]
+    assert set(urls(result)) == {ZEPHYR, FALCON}
+    assert "Ada Quill wrote Falcon" in result.text and result.claims
+
+
+def test_max_credits_stops_the_job_with_what_it_has() -> None:
+    result = researched(ResearchJob(QUESTION, max_credits=1))
+    assert result.stop_reason == CREDITS and result.cut_short and result.credits_used == 1
+    assert urls(result) == [ZEPHYR] and "Falcon" in result.text
+
+
+def test_a_cancel_stops_the_job_before_its_next_step_and_keeps_its_evidence() -> None:
+    answers = itertools.chain([False], itertools.repeat(True))
+    result = researched(ResearchJob(QUESTION), cancelled=lambda: next(answers))
+    assert result.stop_reason == CANCELLED and urls(result) == [ZEPHYR] and result.llm_calls == 0
+
+
+def test_the_deadline_ends_the_search_and_the_report_is_written_from_the_notes(monkeypatch: pytest.MonkeyPatch
+                                                                               ) -> None:
+    monkeypatch.setitem(budget.EFFORT_BUDGETS, "low", Budget(rounds=3, queries=2, results=5, llm_calls=3, wall_s=6.0,
+                                                             write_share=0.5))
+    gate = asyncio.Event()  # never set: the second round's search waits past the deadline
+
+    class Stalling(CorpusSearxng):
+        async def handle(self, request: httpx.Request) -> httpx.Response:
+            if "falcon" in request.url.params.get("q", "").lower():
+                await gate.wait()
+            return await super().handle(request)
+
+    result = researched(ResearchJob(QUESTION, effort="low"), engine=Stalling())
+    assert result.stop_reason == DEADLINE and result.cut_short and urls(result) == [ZEPHYR]
+    assert result.steps[-1].kind == "write" and result.steps[-1].at_s < 6.0
+
+
+def test_strict_urls_read_the_pages_given_and_search_their_sites_alone() -> None:
+    engine = CorpusSearxng()
+    result = researched(ResearchJob(QUESTION, urls=(FALCON,), strict_urls=True, effort="low"), engine=engine)
+    assert urls(result)[0] == FALCON and result.steps[0].kind == "read"
+    assert engine.queries and all("site:docs.test" in q for q in engine.queries)

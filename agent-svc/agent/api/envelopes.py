@@ -28,7 +28,8 @@ _BY_PATH: dict[str, Envelope] = {**dict.fromkeys(tavily.PATHS, tavily.error_body
 
 
 def error_body_for(path: str) -> Envelope:
-    return _BY_PATH.get(path, firecrawl.error_body)
+    """The envelope of `path`, or of the route it names an item of (Tavily's /research/{request_id})."""
+    return _BY_PATH.get(path) or _BY_PATH.get(path.rsplit("/", 1)[0], firecrawl.error_body)
 
 
 def as_wisp_error(error: Exception, where: str) -> WispError:

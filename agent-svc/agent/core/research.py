@@ -26,6 +26,7 @@ class ResearchJob:
     retrieval_mode: str = "hybrid"
     model: str = "wisp-research"
     system_prompt: str | None = None
+    citation_format: str = "numbered"  # Tavily's: how its surface shows the report's citations
 
 
 @dataclass(frozen=True)

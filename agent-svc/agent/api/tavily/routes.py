@@ -14,9 +14,12 @@ from wisp_obs.requests import request_id
 from agent.api.bodies import read_request
 from agent.api.front_door import Surface, answer
 from agent.api.gate.admission import admit_costly
+from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
+from agent.api.tavily.research import TavilyResearchRequest, started_body, status_body
 from agent.api.tavily.wire import (
     EXTRACT_PATH,
+    RESEARCH_PATH,
     SEARCH_PATH,
     TavilyExtractRequest,
     TavilySearchRequest,
@@ -52,6 +55,21 @@ async def tavily_extract(request: Request) -> JSONResponse:
         "response_time": round(time.monotonic() - started, 2),
         "request_id": request_id(),
     })
+
+
+@router.post(RESEARCH_PATH)
+async def tavily_research(request: Request) -> JSONResponse:
+    body = await read_request(request, TavilyResearchRequest)
+    await admit_costly(request)  # the start only: the jobs themselves are bounded by RESEARCH_MAX_JOBS(_PER_KEY)
+    jobs, owner = request.app.state.research, owner_of(request.scope)
+    record = await jobs.get(await jobs.start(body.to_job(), owner), owner)
+    return JSONResponse(started_body(record, body))
+
+
+@router.get(RESEARCH_PATH + "/{request_id}")
+async def tavily_research_status(request_id: str, request: Request) -> JSONResponse:
+    record = await request.app.state.research.get(request_id, owner_of(request.scope))
+    return JSONResponse(status_body(record), status_code=200 if record.result is not None else 202)
 
 
 async def _scraped(job: ScrapeJob, services: Services) -> dict | str:

@@ -19,8 +19,8 @@ from agent.index.crawl.options import MAX_URL_CHARS
 from agent.retrieval.translation import normalize_domains
 from agent.search.scrape import ScrapeJob
 
-SEARCH_PATH, EXTRACT_PATH = "/search", "/extract"
-PATHS = frozenset({SEARCH_PATH, EXTRACT_PATH})
+SEARCH_PATH, EXTRACT_PATH, RESEARCH_PATH = "/search", "/extract", "/research"
+PATHS = frozenset({SEARCH_PATH, EXTRACT_PATH, RESEARCH_PATH})
 MAX_EXTRACT_URLS = 20  # Tavily's own bound
 ADVANCED_FETCH_TOP = 12  # `advanced`: every candidate the runner may fetch is read and passed on
 IMAGES_SOURCE = "images"

@@ -36,7 +36,8 @@ class MemoryJobs(Generic[J, R]):
         """The id of `owner`'s new job; it runs in the background. The kind's 429 when no room is left."""
         self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
-        self._records.put(job_id, Record(job_id, job, owner, self._clock() + self._ttl_s))
+        now = self._clock()
+        self._records.put(job_id, Record(job_id, job, owner, now + self._ttl_s, created=now))
         task = asyncio.create_task(self._finish(job_id, job))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

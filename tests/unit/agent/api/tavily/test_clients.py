@@ -4,6 +4,7 @@ against Wisp's /search and /extract, served by uvicorn on fakes of SearXNG, sema
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -17,6 +18,9 @@ from agent.config import Settings
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
 from ...fake_searxng import FakeSearxng, FakeSemantic, serving
+from ...research.corpus import FALCON, ZEPHYR, CorpusSearxng, ScriptedLLM
+from ...research.corpus import PAGES as CORPUS_PAGES
+from ...research.corpus import QUESTION as RESEARCH_QUESTION
 from ..served import served
 
 KEY = "tavily-test-key-0123456789"
@@ -111,3 +115,55 @@ def test_langchain_tools_parse_wisps_answers(wisp: str) -> None:
     extract = TavilyExtract(api_base_url=wisp, tavily_api_key="any")
     extracted = extract.invoke({"urls": [URL(0)]})
     assert "1000 pages" in extracted["results"][0]["raw_content"]
+
+
+@pytest.fixture(scope="module")
+def research_wisp() -> Iterator[str]:
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    llm = ScriptedLLM(plan="not json", answer="Ada Quill wrote Falcon [2], which creates the wal directory [1].",
+                      data='{"author": "Ada Quill"}')
+    serving(app, CorpusSearxng().search(semantic=FakeSemantic(), pages=CORPUS_PAGES, fetch_top=3,
+                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle))))
+    yield from served(app)
+
+
+def finished(client: TavilyClient, request_id: str) -> dict:
+    for _ in range(120):
+        status = client.get_research(request_id)
+        if status["status"] not in ("pending", "in_progress"):
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"research {request_id} did not finish: {status}")
+
+
+@pytest.mark.parametrize(("style", "cites"), [("numbered", "[2]"), ("apa", "(Falcon history)"),
+                                              ("mla", "(Falcon history)"), ("chicago", "(Falcon history)")])
+def test_research_is_started_then_completes_with_content_and_sources(research_wisp: str, style: str,
+                                                                     cites: str) -> None:
+    client = TavilyClient("any", api_base_url=research_wisp)
+    started = client.research(RESEARCH_QUESTION, model="mini", citation_format=style)
+    assert started["status"] == "pending" and started["model"] == "mini" and started["input"] == RESEARCH_QUESTION
+    done = finished(client, started["request_id"])
+    assert done["status"] == "completed" and cites in done["content"] and "Ada Quill" in done["content"]
+    assert [s["url"] for s in done["sources"]] == [ZEPHYR, FALCON] and done["created_at"] == started["created_at"]
+
+
+def test_research_with_an_output_schema_answers_an_object(research_wisp: str) -> None:
+    client = TavilyClient("any", api_base_url=research_wisp)
+    started = client.research(RESEARCH_QUESTION, model="mini",
+                              output_schema={"type": "object", "properties": {"author": {"type": "string"}}})
+    assert finished(client, started["request_id"])["content"] == {"author": "Ada Quill"}
+
+
+@pytest.mark.parametrize("body", [{"input": ""}, {"input": "q", "model": "max"}, {"input": "q", "stream": True},
+                                  {"input": "q", "output_schema": {"type": 5}}, {"input": "x" * 10_001}])
+def test_bad_research_requests_are_400s_in_tavilys_shape(research_wisp: str, body: dict) -> None:
+    reply = httpx.post(f"{research_wisp}/research", json=body)
+    assert reply.status_code == 400 and set(reply.json()) == {"detail"}
+    with pytest.raises(BadRequestError):
+        TavilyClient("any", api_base_url=research_wisp).research(**body)
+
+
+def test_an_unknown_research_id_is_a_404_in_tavilys_shape(research_wisp: str) -> None:
+    reply = httpx.get(f"{research_wisp}/research/nope")
+    assert reply.status_code == 404 and reply.json() == {"detail": {"error": "Agent job not found"}}

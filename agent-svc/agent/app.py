@@ -115,7 +115,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.extracts = extracts = (extract_jobs(extractor) if shared is None
                                              else redis_extract_jobs(extractor, shared))
             await extracts.resume()
-            app.state.research = research = research_jobs(Researcher(settings.research, search))
+            app.state.researcher = researcher = Researcher(settings.research, search)
+            app.state.research = research = research_jobs(researcher)
             app.state.recent_scrapes = (recent_scrapes(settings.recent) if shared is None
                                         else redis_recent_scrapes(settings.recent, shared))
             if shared is not None:

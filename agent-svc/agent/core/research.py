@@ -42,6 +42,7 @@ class Step:
 class ResearchSource:
     url: str
     title: str
+    snippet: str = ""  # its first note's text, cut short
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ SEARCH_TIMEOUT_S = 30.0  # one search of a job, at most: a slow one must not tak
 LLM_STEP_S = 20.0  # a plan's or a follow-up's LLM call, at most
 NOTES_IN_PROMPT = 6  # notes a follow-up's prompt shows the LLM, each cut to its first sentence or two
 NOTE_IN_PROMPT_CHARS = 240
+SNIPPET_CHARS = 400  # of a source's first note, for the surfaces that show one (Sonar's search_results)
 READ_PER_URL = 2  # passages of a given URL's page noted
 
 
@@ -105,8 +106,10 @@ class _Run:
 
 
 async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Callable[[], bool] = lambda: False,
-                       on_step: Callable[[Step], None] | None = None) -> ResearchResult:
-    """The job's report and sources, within its effort's wall-clock limit; never raises for what it met."""
+                       on_step: Callable[[Step], None] | None = None, on_text: Callable[[str], None] | None = None
+                       ) -> ResearchResult:
+    """The job's report and sources, within its effort's wall-clock limit; never raises for what it met.
+    `on_step` gets each step as it is taken, `on_text` the report's text as the LLM writes it."""
     budget = EFFORT_BUDGETS[job.effort]
     settings = researcher.settings
     run = _Run(job, budget, time.monotonic(), Notebook(max_notes=settings.research_max_notes,
@@ -120,7 +123,7 @@ async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Call
     except Stopped as e:
         stop = e.reason
     run.step("stop", stop)
-    return await _written(run, researcher, stop)
+    return await _written(run, researcher, stop, on_text)
 
 
 async def _research(run: _Run, researcher: Researcher) -> str:
@@ -226,7 +229,8 @@ async def _read_given(run: _Run, researcher: Researcher) -> None:
     run.step("read", f"{len(pages)} pages given, {read} notes")
 
 
-async def _written(run: _Run, researcher: Researcher, stop: str) -> ResearchResult:
+async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callable[[str], None] | None
+                   ) -> ResearchResult:
     """The report from the notes (the cited answer, or the schema's data), within what is left of the wall-clock
     limit; the evidence itself when no answer can be written."""
     passages = _in_report_order(run.notebook.for_report())
@@ -237,7 +241,7 @@ async def _written(run: _Run, researcher: Researcher, stop: str) -> ResearchResu
     if stop == CANCELLED:
         return _result(run, stop, _evidence(passages), _sources(passages))
     answers, services = researcher.search.services.answers, researcher.search.services
-    ctx = services.context(remaining_s)
+    ctx = services.context(remaining_s, on_text)
     run.step("write", f"from {len(passages)} notes")
     if run.job.schema is not None:
         deadline = time.monotonic() + remaining_s
@@ -277,7 +281,10 @@ def _in_report_order(passages: Sequence[Passage]) -> list[Passage]:
 
 def _sources(passages: Sequence[Passage]) -> tuple[ResearchSource, ...]:
     """The pages of `passages`, numbered in order as the report cites them ([1] the first)."""
-    return tuple(ResearchSource(url, title) for url, title in dict((p.url, p.title) for p in passages).items())
+    first: dict[str, Passage] = {}
+    for passage in passages:
+        first.setdefault(passage.url, passage)
+    return tuple(ResearchSource(url, p.title, p.text[:SNIPPET_CHARS]) for url, p in first.items())
 
 
 def _evidence(passages: Sequence[Passage]) -> str:

@@ -5,6 +5,8 @@ Firecrawl's (envelopes.py picks it by path)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from functools import partial
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
@@ -29,11 +31,16 @@ from agent.api.streaming import OnText
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery
 from agent.errors import InvalidRequestBody
+from agent.research.chat import run_research_chat
+from agent.research.loop import Researcher
 from agent.search.chat import run_chat
 from agent.search.service import Search
 
 
-async def _chat(query: SearchQuery, body: ChatRequest, search: Search, on_text: OnText | None) -> SearchOutcome:
+async def _chat(query: SearchQuery, body: ChatRequest, search: Search, on_text: OnText | None,
+                researcher: Researcher) -> SearchOutcome:
+    if body.answer_model().research:
+        return await run_research_chat(query, body.turns(), body.model, researcher, on_text)
     return await run_chat(query, body.turns(), search, on_text)
 
 
@@ -70,4 +77,4 @@ async def list_models() -> JSONResponse:
 
 @router.post(CHAT_PATH)
 async def chat_completions(request: Request) -> Response:
-    return await answer(request, CHAT)
+    return await answer(request, replace(CHAT, run=partial(_chat, researcher=request.app.state.researcher)))

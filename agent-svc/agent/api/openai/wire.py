@@ -34,12 +34,15 @@ class AnswerModel:
     id: str
     retrieval_mode: str
     description: str
+    research: bool = False  # a research job (several searches, a report) rather than one search
 
 
 ANSWER_MODELS = {m.id: m for m in (
     AnswerModel("wisp", "hybrid", "hybrid retrieval (keywords and passages reranked) and a checked, cited answer"),
     AnswerModel("wisp-fast", "keyword", "SearXNG's ranking alone and a checked, cited answer"),
     AnswerModel("wisp-vector", "vector", "Wisp's vector index and a checked, cited answer"),
+    AnswerModel("wisp-research", "hybrid", "a research job: several searches, what is missing searched again, and a "
+                "checked, cited report (as sonar-deep-research)", research=True),
 )}
 CONTEXT_SIZES = {"low": 3, "medium": 5, "high": 10}  # web_search_options.search_context_size → results
 RECENCY = {"hour": "qdr:h", "day": "qdr:d", "week": "qdr:w", "month": "qdr:m", "year": "qdr:y"}

@@ -10,6 +10,7 @@ import httpx
 from wisp_text.bm25 import bm25_scores
 from wisp_text.terms import content_terms
 
+from ..answers.test_rich import _chunks
 from ..fake_searxng import FakeSearxng
 
 ZEPHYR, FALCON, CATS = "https://docs.test/zephyr", "https://docs.test/falcon", "https://docs.test/cats"
@@ -52,7 +53,7 @@ class CorpusSearxng(FakeSearxng):
 
 class ScriptedLLM:
     """/v1/chat/completions: `plan` for a request that asks for search queries, `data` for one constrained to
-    another schema (an extraction), `answer` for the rest; the requests it got, in order."""
+    another schema (an extraction), `answer` for the rest (streamed when asked); the requests it got, in order."""
 
     def __init__(self, plan: str = "", answer: str = "", data: str = "{}") -> None:
         self.plan, self.answer, self.data, self.requests = plan, answer, data, []
@@ -62,6 +63,8 @@ class ScriptedLLM:
         self.requests.append(body)
         schema = (body.get("response_format") or {}).get("schema") or {}
         reply = (self.plan if "queries" in schema.get("properties", {}) else self.data if schema else self.answer)
+        if body.get("stream"):
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=_chunks(reply, body))
         return httpx.Response(200, json={
             "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})

@@ -19,6 +19,9 @@ from agent.state.limits import Limits
 
 from ...answers.test_rich import PAGES, URL, FakeLLM
 from ...fake_searxng import FakeSearxng, FakeSemantic, serving
+from ...research.corpus import FALCON, ZEPHYR, CorpusSearxng, ScriptedLLM
+from ...research.corpus import PAGES as CORPUS_PAGES
+from ...research.corpus import QUESTION as RESEARCH_QUESTION
 
 ANSWER = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]."
 QUESTION = "when does sqlite checkpoint the wal"
@@ -43,7 +46,7 @@ def sync_client(app: FastAPI) -> openai.OpenAI:
 
 def test_models_are_wisps_retrieval_setups() -> None:
     models = sync_client(app_on(FakeLLM(ANSWER))).models.list()
-    assert [m.id for m in models.data] == ["wisp", "wisp-fast", "wisp-vector"]
+    assert [m.id for m in models.data] == ["wisp", "wisp-fast", "wisp-vector", "wisp-research"]
 
 
 def test_a_sync_answer_has_markers_citations_search_results_and_claims() -> None:
@@ -215,3 +218,35 @@ def test_sonars_search_fields_shape_the_query() -> None:
 def test_the_service_serves_both_routes_beside_firecrawls_v1() -> None:
     paths = create_app(Settings()).openapi()["paths"]
     assert set(paths["/v1/chat/completions"]) == {"post"} and set(paths["/v1/models"]) == {"get"}
+
+
+def research_app(llm: ScriptedLLM) -> FastAPI:
+    app = FastAPI()
+    app.include_router(openai_routes.router)
+    answer_errors(app)
+    serving(app, CorpusSearxng().search(semantic=FakeSemantic(), pages=CORPUS_PAGES, fetch_top=3,
+                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle))))
+    app.state.limits = Limits()
+    return app
+
+
+RESEARCHED = "Ada Quill wrote Falcon [2], which creates the wal directory [1]."
+
+
+def test_the_research_model_runs_a_job_and_answers_with_sonars_citations_and_search_results() -> None:
+    reply = sync_client(research_app(ScriptedLLM(plan="not json", answer=RESEARCHED))).chat.completions.create(
+        model="wisp-research", messages=[{"role": "user", "content": RESEARCH_QUESTION}])
+    assert reply.model == "wisp-research" and reply.choices[0].message.content == RESEARCHED
+    extra = reply.model_extra
+    assert extra["citations"] == [ZEPHYR, FALCON]
+    assert [r["url"] for r in extra["search_results"]] == [ZEPHYR, FALCON] and "Ada Quill" in \
+        extra["search_results"][1]["snippet"]
+    assert extra["claims"] and {a.url_citation.url for a in reply.choices[0].message.annotations} == {ZEPHYR, FALCON}
+
+
+def test_the_research_model_streams_its_report_and_ends_with_the_citations() -> None:
+    stream = sync_client(research_app(ScriptedLLM(plan="not json", answer=RESEARCHED))).chat.completions.create(
+        model="wisp-research", messages=[{"role": "user", "content": RESEARCH_QUESTION}], stream=True)
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == RESEARCHED
+    assert chunks[-1].model_extra["citations"] == [ZEPHYR, FALCON] and chunks[-1].choices[0].finish_reason == "stop"

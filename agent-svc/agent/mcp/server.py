@@ -21,7 +21,8 @@ from starlette.types import ASGIApp
 from agent.mcp import tools
 
 INSTRUCTIONS = ("Wisp: web search on a self-hosted SearXNG. `search` finds pages, `scrape` reads one page, "
-                "`answer` writes a cited answer from the pages it finds.")
+                "`answer` writes a cited answer from the pages it finds, `research` searches several times for what "
+                "one search cannot find and writes a cited report.")
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
 
@@ -33,14 +34,24 @@ class HttpWisp:
         self._forward_auth = forward_auth
 
     async def post(self, path: str, body: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        headers = {}
-        if self._forward_auth and ctx.headers and (authorization := ctx.headers.get("authorization")):
-            headers["Authorization"] = authorization
         try:
-            response = await self._http.post(path, json=body, headers=headers)
+            response = await self._http.post(path, json=body, headers=self._headers(ctx))
         except httpx.HTTPError as e:
             raise ToolError(f"agent-svc at {self._http.base_url} did not answer: {type(e).__name__}: {e}") from None
         return _payload(response)
+
+    async def status(self, path: str, ctx: Context) -> dict[str, Any]:
+        """A job's status: a job that failed is an answer (its partial result), not a tool error."""
+        try:
+            response = await self._http.get(path, headers=self._headers(ctx))
+        except httpx.HTTPError as e:
+            raise ToolError(f"agent-svc at {self._http.base_url} did not answer: {type(e).__name__}: {e}") from None
+        return _payload(response, job=True)
+
+    def _headers(self, ctx: Context) -> dict[str, str]:
+        if self._forward_auth and ctx.headers and (authorization := ctx.headers.get("authorization")):
+            return {"Authorization": authorization}
+        return {}
 
 
 def build_server(open_http: Callable[[], httpx.AsyncClient], forward_auth: bool) -> MCPServer:
@@ -55,6 +66,7 @@ def build_server(open_http: Callable[[], httpx.AsyncClient], forward_auth: bool)
     server.add_tool(tools.search, title="Web search", description=tools.SEARCH, annotations=READ_ONLY)
     server.add_tool(tools.scrape, title="Scrape a page", description=tools.SCRAPE, annotations=READ_ONLY)
     server.add_tool(tools.answer, title="Cited answer", description=tools.ANSWER, annotations=READ_ONLY)
+    server.add_tool(tools.research, title="Research", description=tools.RESEARCH, annotations=READ_ONLY)
     return server
 
 
@@ -81,14 +93,14 @@ def _security(allowed_hosts: str) -> TransportSecuritySettings:
                                      allowed_origins=origins)
 
 
-def _payload(response: httpx.Response) -> dict[str, Any]:
+def _payload(response: httpx.Response, job: bool = False) -> dict[str, Any]:
     try:
         payload = response.json()
     except ValueError:
         payload = None
     if not isinstance(payload, dict):
         raise ToolError(f"agent-svc answered HTTP {response.status_code} without JSON: {response.text[:300]}")
-    if response.status_code != 200 or payload.get("success") is False:
+    if response.status_code != 200 or (payload.get("success") is False and not job):
         raise ToolError(_error_message(response.status_code, payload))
     return payload
 

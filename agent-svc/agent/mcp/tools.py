@@ -7,7 +7,9 @@ tools are the same whether agent-svc serves them at /mcp or `python -m agent.mcp
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from typing import Annotated, Any, Literal, Protocol
 
 from mcp.server.mcpserver import Context
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.core.formats import DOCUMENT_KEYS
 from agent.core.sources import SOURCES
 from agent.ranking.modes import MODES
+from agent.research.budget import EFFORT_BUDGETS
 
 ORIGIN = "wisp-mcp"
 Format = Literal["markdown", "html", "rawHtml", "links", "summary", "json", "query"]
@@ -27,6 +30,8 @@ ModeName = Literal[tuple(MODES)]  # type: ignore[valid-type]
 
 class Wisp(Protocol):
     async def post(self, path: str, body: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
+
+    async def status(self, path: str, ctx: Context) -> dict[str, Any]: ...
 
 
 class _Options(BaseModel):
@@ -89,6 +94,16 @@ Searches, ranks the pages' passages, and has the server's LLM write an answer ci
 checked against the passages it cites. Best for: a direct answer with its sources. Returns the answer text
 with [n] markers and the numbered sources; when the sources do not answer, it says so instead of guessing."""
 
+RESEARCH = """Research a question that one search cannot answer: a job that plans, searches several times, notes
+what it reads, searches again for what is still missing, and writes a report with inline [n] citations whose
+every sentence is checked. Slower than answer (up to 1, 2 or 5 minutes at effort low, medium, high).
+
+Best for: questions that need several pages (comparisons, one fact that leads to another). With a schema, the
+result is JSON that validates against it. Returns the report and its numbered sources; a job stopped early
+returns what it found and why it stopped."""
+POLL_S = 1.0  # between two reads of a research job's status
+WAIT_MARGIN_S = 30.0  # past the effort's wall clock, the tool stops waiting and says how to read the job
+
 
 async def search(
     ctx: Context, query: Query, limit: Limit = 5, sources: Sources = None, retrieval_mode: Mode = None,
@@ -137,6 +152,48 @@ async def answer(
         "timeout": timeout, "origin": ORIGIN})
     payload = await _wisp(ctx).post("/v2/search", body, ctx)
     return answer_result(payload)
+
+
+async def research(
+    ctx: Context,
+    prompt: Annotated[str, Field(min_length=1, max_length=10_000, description="The question to research")],
+    urls: Annotated[list[str] | None, Field(description="Pages to read first")] = None,
+    effort: Annotated[Literal["low", "medium", "high"] | None, Field(
+        description="How far to search: low, medium (default) or high")] = None,
+    output_schema: Annotated[dict[str, Any] | None, Field(
+        description="A JSON Schema: the result is JSON that validates against it")] = None,
+) -> CallToolResult:
+    wisp = _wisp(ctx)
+    started = await wisp.post("/v2/agent", _present({"prompt": prompt, "urls": urls, "effort": effort,
+                                                     "schema": output_schema, "origin": ORIGIN}), ctx)
+    job = f"/v2/agent/{started['id']}"
+    waited_until = time.monotonic() + EFFORT_BUDGETS[effort or "medium"].wall_s + WAIT_MARGIN_S
+    while (status := await wisp.status(job, ctx))["status"] == "processing":
+        if time.monotonic() > waited_until:
+            return _text_result(f"The research job is still running: read it at GET {job}", {"id": started["id"]})
+        await asyncio.sleep(POLL_S)
+    return research_result(status)
+
+
+def research_result(status: dict[str, Any]) -> CallToolResult:
+    """The report (or the schema's JSON) with its numbered sources, the claims its sources do not support, and
+    why a job stopped early."""
+    result = status.get("data", status.get("message", status.get("partial")))
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    sources = status.get("sources") or []
+    lines = [text or "The research found nothing to report."]
+    lines += ["", "Sources:", *(f"[{n}] {s.get('title') or s['url']} <{s['url']}>" for n, s in enumerate(sources, 1))]
+    unsupported = [c for c in status.get("claims") or [] if c.get("citations") and not c.get("supported")]
+    if unsupported:
+        lines += ["", f"Not supported by the sources they cite ({len(unsupported)}):",
+                  *(f"- {c['text']}" for c in unsupported)]
+    if status.get("stopReason"):
+        lines += ["", f"Stopped early: {status['stopReason']}"]
+    if status.get("warning"):
+        lines += ["", f"Warning: {status['warning']}"]
+    return _text_result("\n".join(lines), _present({
+        "result": result, "sources": sources, "claims": status.get("claims"),
+        "stopReason": status.get("stopReason"), "warning": status.get("warning")}))
 
 
 def answer_result(payload: dict[str, Any]) -> CallToolResult:

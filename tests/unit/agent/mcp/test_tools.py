@@ -12,6 +12,7 @@ import httpx
 from mcp import Client
 from mcp_types import CallToolResult
 
+from agent.mcp import tools
 from agent.mcp.server import build_server
 from agent.ranking.modes import MODES
 
@@ -55,13 +56,13 @@ def text(result: CallToolResult) -> str:
     return "".join(block.text for block in result.content)
 
 
-def test_the_three_tools_and_their_schemas() -> None:
+def test_the_four_tools_and_their_schemas() -> None:
     async def listed() -> dict[str, Any]:
         async with Client(build_server(httpx.AsyncClient, forward_auth=False)) as client:
             return {t.name: t for t in (await client.list_tools()).tools}
 
     tools = asyncio.run(listed())
-    assert set(tools) == {"search", "scrape", "answer"}
+    assert set(tools) == {"search", "scrape", "answer", "research"}
     assert tools["search"].input_schema["required"] == ["query"]
     assert tools["scrape"].input_schema["required"] == ["url"]
     mode = tools["search"].input_schema["properties"]["retrieval_mode"]["anyOf"][0]
@@ -189,3 +190,45 @@ def test_bad_arguments_are_tool_errors_and_reach_no_server() -> None:
         result, requests = call(tool, arguments)
         assert result.is_error and text(result), (tool, arguments)
         assert requests == [], (tool, arguments)
+
+
+def agent_svc(statuses: list[dict[str, Any]]) -> Reply:
+    """agent-svc's agent API: a job started, then `statuses` in turn for each read of it."""
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(200, json={"success": True, "id": "job-1"})
+        return httpx.Response(200, json=statuses.pop(0) if len(statuses) > 1 else statuses[0])
+    return reply
+
+
+REPORT = {"success": True, "status": "completed", "data": "Ada Quill wrote Falcon [2], which makes the dir [1].",
+          "sources": [{"url": "https://a.example/", "title": "Zephyr"},
+                      {"url": "https://b.example/", "title": "Falcon"}],
+          "claims": [{"text": "It makes the dir [1].", "citations": [1], "supported": False}]}
+
+
+def test_research_starts_a_job_waits_for_it_and_returns_the_report_and_its_sources(monkeypatch) -> None:
+    monkeypatch.setattr(tools, "POLL_S", 0.01)
+    processing = {"success": True, "status": "processing"}
+    arguments = {"prompt": "who wrote falcon", "effort": "low", "output_schema": {"type": "object"}}
+    result, requests = call("research", arguments, agent_svc([processing, processing, REPORT]))
+    assert [(r.method, r.url.path) for r in requests] == [("POST", "/v2/agent")] + [("GET", "/v2/agent/job-1")] * 3
+    assert json.loads(requests[0].content) == {"prompt": "who wrote falcon", "effort": "low",
+                                               "schema": {"type": "object"}, "origin": "wisp-mcp"}
+    report = text(result)
+    assert report.startswith("Ada Quill wrote Falcon [2]") and "[2] Falcon <https://b.example/>" in report
+    assert "Not supported by the sources they cite (1)" in report and not result.is_error
+
+
+def test_a_job_stopped_early_is_reported_with_what_it_found_and_why() -> None:
+    stopped = {"success": False, "status": "failed", "partial": "Evidence found ...", "stopReason": "deadline",
+               "sources": [{"url": "https://a.example/", "title": "Zephyr"}], "error": "the job stopped early"}
+    result, _ = call("research", {"prompt": "q"}, agent_svc([stopped]))
+    assert not result.is_error and "Evidence found" in text(result) and "Stopped early: deadline" in text(result)
+
+
+def test_a_refused_research_request_is_a_tool_error_naming_the_field() -> None:
+    refusal = httpx.Response(400, json={"success": False, "error": "Bad Request", "details": [
+        {"path": ["webhook"], "message": "not supported"}]})
+    result, _ = call("research", {"prompt": "q"}, lambda request: refusal)
+    assert result.is_error and "webhook: not supported" in text(result)

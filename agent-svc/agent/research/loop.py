@@ -45,7 +45,7 @@ from agent.core.research import (
 from agent.errors import WispError
 from agent.research.budget import EFFORT_BUDGETS, Budget
 from agent.research.notes import Notebook, found_passages, salient_terms
-from agent.research.queries import QUERIES_SCHEMA, decomposed, fresh, key, llm_queries
+from agent.research.queries import QUERIES_SCHEMA, decomposed, fresh, interleaved, key, llm_queries
 from agent.research.settings import ResearchSettings
 from agent.search.service import Search
 from agent.upstream.llm import LLMUnavailable
@@ -145,20 +145,21 @@ async def _research(run: _Run, researcher: Researcher) -> str:
 
 
 async def _planned(run: _Run, researcher: Researcher) -> list[str]:
-    """The first round's queries: the whole prompt, then the LLM's parts of it when valid, else its clauses."""
+    """The first round's queries: the whole prompt, then its own parts (clauses, the sides of a comparison) in
+    turn with the LLM's valid queries, so that a poor plan cannot crowd out a part of the question."""
     prompt = run.job.prompt
     parts = decomposed(prompt)
     ask = (f"Question: {prompt}\n\nWrite up to {run.budget.queries} short web search queries that together find "
            'what the question needs, one for each part of it. Answer with JSON: {"queries": ["...", "..."]}')
     planned = await _llm_queries(run, researcher, ask, prompt)
-    queries = fresh([parts[0], *planned, *parts[1:]], run.asked)
+    queries = fresh([parts[0], *interleaved(parts[1:], planned)], run.asked)
     run.step("plan", "; ".join(queries[:run.budget.queries]) + ("" if planned else " (from the question's parts)"))
     return queries
 
 
 async def _follow_ups(run: _Run, researcher: Researcher, round_: int) -> list[str]:
-    """The next round's queries: the LLM's when valid, then the question's parts the notes do not cover yet, and
-    the question again, each with the words the round's best passages share."""
+    """The next round's queries: the question's parts the notes do not cover yet (or the question again), each
+    with the words the round's best passages add, in turn with the LLM's valid follow-ups."""
     prompt, notebook = run.job.prompt, run.notebook
     shown = "\n".join(f"- {p.text[:NOTE_IN_PROMPT_CHARS]}" for p in notebook.for_report()[:NOTES_IN_PROMPT])
     ask = (f"Question: {prompt}\n\nNotes so far:\n{shown}\n\nWhat is still missing to answer the question? Write up "
@@ -168,7 +169,7 @@ async def _follow_ups(run: _Run, researcher: Researcher, round_: int) -> list[st
     salient = salient_terms(notebook.of_round(round_), content_terms(prompt), 3)
     missing = [part for part in decomposed(prompt) if not notebook.covers(part)] or [prompt]
     expanded = [f"{part} {' '.join(salient)}".strip() for part in missing]
-    queries = fresh([*suggested, *expanded], run.asked)
+    queries = fresh(interleaved(expanded, suggested), run.asked)
     run.step("reflect", f"missing: {'; '.join(missing)}; next: {'; '.join(queries[:run.budget.queries]) or 'none'}")
     return queries
 

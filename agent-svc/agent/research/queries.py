@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
+from itertools import zip_longest
 
 from wisp_text.terms import content_terms
 
@@ -46,6 +47,11 @@ def fresh(queries: Iterable[str], asked: Collection[frozenset[str]]) -> list[str
             seen.add(words)
             kept.append(query)
     return kept
+
+
+def interleaved(*lists: Sequence[str]) -> list[str]:
+    """The lists' items taken in turn, one of each, until all are spent."""
+    return [item for group in zip_longest(*lists) for item in group if item is not None]
 
 
 def llm_queries(reply: str, about: str, asked: Collection[frozenset[str]]) -> list[str]:

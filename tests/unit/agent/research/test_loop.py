@@ -96,3 +96,12 @@ def test_strict_urls_read_the_pages_given_and_search_their_sites_alone() -> None
     result = researched(ResearchJob(QUESTION, urls=(FALCON,), strict_urls=True, effort="low"), engine=engine)
     assert urls(result)[0] == FALCON and result.steps[0].kind == "read"
     assert engine.queries and all("site:docs.test" in q for q in engine.queries)
+
+
+def test_a_poor_plan_cannot_crowd_out_a_part_of_the_question() -> None:
+    question = "Who wrote Falcon, and where does Zephyr keep its journal?"
+    llm = ScriptedLLM(plan='{"queries": ["falcon author", "falcon history", "falcon written by"]}')
+    engine = CorpusSearxng()
+    result = researched(ResearchJob(question, effort="low"), llm, engine)
+    assert engine.queries[:2] == [question, "Who wrote Falcon"]
+    assert "where does Zephyr keep its journal" in " ".join(engine.queries) and set(urls(result)) >= {ZEPHYR, FALCON}

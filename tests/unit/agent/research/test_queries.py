@@ -1,6 +1,6 @@
 """The queries a job asks: the prompt's own parts without an LLM, and an LLM's reply validated."""
 
-from agent.research.queries import decomposed, fresh, key, llm_queries
+from agent.research.queries import decomposed, fresh, interleaved, key, llm_queries
 
 QUESTION = "Which of SQLite and PostgreSQL checkpoints the WAL automatically?"
 
@@ -28,3 +28,7 @@ def test_only_an_llms_valid_queries_about_the_question_are_kept() -> None:
     assert llm_queries("Sure! Search for sqlite wal.", about, set()) == []
     assert llm_queries('{"queries": "sqlite wal"}', about, set()) == []
     assert llm_queries('{"queries": ["sqlite wal"]}', about, {key("sqlite wal")}) == []
+
+
+def test_interleaved_takes_one_of_each_in_turn() -> None:
+    assert interleaved(["a", "b", "c"], ["x"]) == ["a", "x", "b", "c"]

@@ -116,7 +116,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                              else redis_extract_jobs(extractor, shared))
             await extracts.resume()
             app.state.researcher = researcher = Researcher(settings.research, search)
-            app.state.research = research = research_jobs(researcher)
+            app.state.research = research = research_jobs(researcher, shared)
+            await research.resume()
             app.state.recent_scrapes = (recent_scrapes(settings.recent) if shared is None
                                         else redis_recent_scrapes(settings.recent, shared))
             if shared is not None:

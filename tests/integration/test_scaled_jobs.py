@@ -1,6 +1,6 @@
-"""Three agent-svc replicas on one real redis-server, behind a real HAProxy (round-robin): crawls, batch scrapes
-and extractions started, polled and cancelled through the balancer or any replica act as one job; a replica
-SIGKILLed mid-crawl and a Redis killed and restarted cost no page and do no page twice.
+"""Three agent-svc replicas on one real redis-server, behind a real HAProxy (round-robin): crawls, batch scrapes,
+extractions and research jobs started, polled and cancelled through the balancer or any replica act as one job;
+a replica SIGKILLed mid-crawl and a Redis killed and restarted cost no page and do no page twice.
 
 The offline web records every request it serves (`stack.web.requests`), so "each page fetched once" is what
 the site saw, not what Wisp says.
@@ -124,6 +124,14 @@ def test_an_extraction_started_on_one_replica_is_polled_on_the_others(scaled: Sc
     assert status["status"] == "completed", status
     assert [page["url"] for page in status["data"]["pages"]] == urls
     assert httpx.get(f"{scaled.replicas[2].url}/v2/extract/{job_id}").json()["data"] == status["data"]
+
+
+def test_a_research_job_started_through_the_balancer_is_read_on_every_replica(scaled: ScaledAgents) -> None:
+    client = Firecrawl(api_key="fc-any", api_url=scaled.url)
+    done = client.agent(prompt="How does SQLite checkpoint the WAL?", effort="low", poll_interval=1, timeout=180)
+    assert done.status in ("completed", "failed") and done.id, done
+    statuses = [httpx.get(f"{replica.url}/v2/agent/{done.id}").json() for replica in scaled.replicas]
+    assert all(status == statuses[0] for status in statuses) and statuses[0]["sources"], statuses
 
 
 def running_visits(replica: Service) -> float:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.extract.run import Extractor, run_extract
 from agent.state.background.memory import MemoryJobs
+from agent.state.background.redis import RedisJobs
 from agent.state.extracts import EXTRACTS
-from agent.state.extracts.redis import RedisExtractJobs
+from agent.state.extracts.redis import redis_extracts
 from agent.state.shared import Shared
 
 
@@ -19,9 +20,9 @@ def extract_jobs(extractor: Extractor) -> MemoryJobs[ExtractJob, ExtractResult]:
                       settings.extract_max_running, settings.extract_ttl_s, settings.extract_max_jobs_per_key)
 
 
-def redis_extract_jobs(extractor: Extractor, shared: Shared) -> RedisExtractJobs:
+def redis_extract_jobs(extractor: Extractor, shared: Shared) -> RedisJobs[ExtractJob, ExtractResult]:
     """The replicas' extract jobs, running on this process's extractor when this replica takes one."""
     settings = extractor.settings
-    return RedisExtractJobs(lambda job, cancelled: run_extract(job, extractor), shared.redis, shared.tasks,
-                            settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
-                            settings.extract_max_jobs_per_key)
+    return redis_extracts(lambda job, cancelled: run_extract(job, extractor), shared.redis, shared.tasks,
+                          settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
+                          settings.extract_max_jobs_per_key)

@@ -1,25 +1,51 @@
-"""Which store keeps the research jobs: this process's memory (state/background), each job run by loop.py on this
-process's researcher. A job cut short (the deadline, a cancel, maxCredits) or that noted nothing is failed, with
-what it has as its partial result."""
+"""Which store keeps the research jobs: this process's memory, or with REDIS_URL the replicas' Redis (both
+state/background), each job run by loop.py on the researcher of the replica that takes it. A job cut short (the
+deadline, a cancel, maxCredits) or that noted nothing is failed, with what it has as its partial result. A job whose
+replica dies runs again from its start on another."""
 
 from __future__ import annotations
 
-from agent.core.research import ERROR, ResearchJob, ResearchResult
+from dataclasses import asdict
+from typing import Any
+
+from agent.core.research import ERROR, ResearchJob, ResearchResult, ResearchSource, Step
 from agent.errors import TooManyResearchJobs
 from agent.research.loop import Researcher, run_research
 from agent.state.background import Kind
 from agent.state.background.memory import MemoryJobs
+from agent.state.background.redis import Codec, Place, RedisJobs
+from agent.state.shared import Shared
 
+ResearchJobs = MemoryJobs[ResearchJob, ResearchResult] | RedisJobs[ResearchJob, ResearchResult]
 RESEARCH: Kind[ResearchResult] = Kind(
     "research job", "RESEARCH", "Agent job not found", TooManyResearchJobs,
     failed=lambda result: result.cut_short or not result.sources,
     crashed=lambda message: ResearchResult("", (), ERROR, error=message))
 
 
-def research_jobs(researcher: Researcher) -> MemoryJobs[ResearchJob, ResearchResult]:
-    """The process's research jobs, bounded as RESEARCH_MAX_JOBS, RESEARCH_MAX_RUNNING, RESEARCH_TTL_S and
-    RESEARCH_MAX_JOBS_PER_KEY say."""
+def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs:
+    """The research jobs, bounded as RESEARCH_MAX_JOBS, RESEARCH_MAX_RUNNING, RESEARCH_TTL_S and
+    RESEARCH_MAX_JOBS_PER_KEY say: this process's, or with `shared` every replica's."""
     settings = researcher.settings
-    return MemoryJobs(RESEARCH, lambda job, cancelled: run_research(job, researcher, cancelled),
-                      settings.research_max_jobs, settings.research_max_running, settings.research_ttl_s,
-                      settings.research_max_jobs_per_key)
+    bounds = (settings.research_max_jobs, settings.research_max_running, settings.research_ttl_s,
+              settings.research_max_jobs_per_key)
+
+    async def run(job: ResearchJob, cancelled: Any) -> ResearchResult:
+        return await run_research(job, researcher, cancelled)
+
+    if shared is None:
+        return MemoryJobs(RESEARCH, run, *bounds)
+    return RedisJobs(RESEARCH, PLACE, run, shared.redis, shared.tasks, *bounds)
+
+
+def _job_of(fields: dict[str, Any]) -> ResearchJob:
+    return ResearchJob(**{**fields, "urls": tuple(fields["urls"])})
+
+
+def _result_of(fields: dict[str, Any]) -> ResearchResult:
+    return ResearchResult(**{**fields, "sources": tuple(ResearchSource(**s) for s in fields["sources"]),
+                             "claims": tuple(fields["claims"]), "warnings": tuple(fields["warnings"]),
+                             "steps": tuple(Step(**s) for s in fields["steps"])})
+
+
+PLACE = Place("wisp:research:", "research.run", Codec(asdict, _job_of, asdict, _result_of))

@@ -15,7 +15,7 @@ class ResearchSettings(Section):
     research_max_notes: int = Field(24, ge=4, le=200, description="research: notes a job keeps; the report is "
                                     "written from them")
     research_ttl_s: float = Field(86_400.0, gt=0, description="How long a research job's status and result are kept "
-                                  "(its expiresAt), in memory: a restart forgets them")
+                                  "(its expiresAt); without REDIS_URL in memory, and a restart forgets them")
     research_max_jobs: int = Field(100, ge=1, le=100_000, description="Research jobs kept at once; when all are "
                                    "unfinished a new one is a 429")
     research_max_jobs_per_key: int = Field(5, ge=1, le=100_000, description="Unfinished research jobs one API key "

@@ -170,7 +170,7 @@ def serving(app: Any, search: Search) -> None:
     settings and request limits as the environment gives them, unless the app was made with its own)."""
     app.state.search, app.state.services = search, search.services
     app.state.researcher = Researcher(ResearchSettings(), search)
-    app.state.research = research_jobs(app.state.researcher)
+    app.state.research = research_jobs(app.state.researcher, None)
     if not hasattr(app.state, "request_settings"):
         app.state.request_settings = RequestSettings()
         app.state.request_limits = RequestLimits()

@@ -10,15 +10,14 @@ from agent.api.firecrawl.agent_wire import AgentRequest, status_body
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
-from agent.core.research import ResearchJob, ResearchResult
 from agent.errors import AlreadyFinished
+from agent.research.jobs import ResearchJobs
 from agent.state.background import PROCESSING
-from agent.state.background.memory import MemoryJobs
 
 router = APIRouter()
 
 
-def _jobs(request: Request) -> MemoryJobs[ResearchJob, ResearchResult]:
+def _jobs(request: Request) -> ResearchJobs:
     return request.app.state.research
 
 

@@ -12,12 +12,12 @@ from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.state.background.memory import MemoryJobs
-from agent.state.extracts.redis import RedisExtractJobs
+from agent.state.background.redis import RedisJobs
 
 router = APIRouter()
 
 
-def _extracts(request: Request) -> MemoryJobs[ExtractJob, ExtractResult] | RedisExtractJobs:
+def _extracts(request: Request) -> MemoryJobs[ExtractJob, ExtractResult] | RedisJobs[ExtractJob, ExtractResult]:
     return request.app.state.extracts
 
 

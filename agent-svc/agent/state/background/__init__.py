@@ -44,6 +44,14 @@ class Kind(Generic[R]):
     failed: Callable[[R], bool]  # whether a result is a failure
     crashed: Callable[[str], R]  # the failed result of a job that met a bug, from what the client is told
 
+    def too_many_of_yours(self, bound: int) -> WispError:
+        return self.too_many(f"{bound} of your {self.noun}s are unfinished ({self.setting}_MAX_JOBS_PER_KEY): retry "
+                             "when one has finished")
+
+    def too_many_in_all(self, bound: int) -> WispError:
+        return self.too_many(f"{bound} {self.noun}s are unfinished ({self.setting}_MAX_JOBS): retry when one has "
+                             "finished")
+
 
 def crashed(kind: Kind[R], job_id: str, error: Exception) -> R:
     """The result of a job that met a bug: logged, and failed with a message that points at the log."""

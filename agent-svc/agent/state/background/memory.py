@@ -83,15 +83,12 @@ class MemoryJobs(Generic[J, R]):
 
     def _make_room(self, owner: str | None) -> None:
         self._records.expire()
-        kind = self._kind
         running = sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items())
         if owner is not None and running >= self._max_per_owner:
-            raise kind.too_many(f"{self._max_per_owner} of your {kind.noun}s are unfinished "
-                                f"({kind.setting}_MAX_JOBS_PER_KEY): retry when one has finished")
+            raise self._kind.too_many_of_yours(self._max_per_owner)
         if len(self._records) < self._max_jobs:
             return
         finished = next((i for i, r in self._records.items() if r.status != PROCESSING), None)
         if finished is None:
-            raise kind.too_many(f"{self._max_jobs} {kind.noun}s are unfinished ({kind.setting}_MAX_JOBS): retry when "
-                                "one has finished")
+            raise self._kind.too_many_in_all(self._max_jobs)
         self._records.pop(finished)

@@ -10,7 +10,8 @@ from redis.asyncio import Redis
 from agent.core.extract_job import ExtractJob, ExtractResult
 from agent.errors import JobNotFound, SharedStateUnavailable, TooManyExtracts
 from agent.state.background import COMPLETED, FAILED, PROCESSING
-from agent.state.extracts.redis import RedisExtractJobs
+from agent.state.background.redis import RedisJobs
+from agent.state.extracts.redis import redis_extracts
 from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
 
@@ -18,14 +19,14 @@ JOB = ExtractJob(("https://a.test/",), (), "p", {"type": "object"}, warnings=("w
 
 
 def replicas(redis_server: RedisServer, run: Callable[[ExtractJob], Awaitable[ExtractResult]],
-             steps: Callable[[RedisExtractJobs, RedisExtractJobs], Awaitable[None]], max_jobs: int = 10,
+             steps: Callable[[RedisJobs, RedisJobs], Awaitable[None]], max_jobs: int = 10,
              max_per_owner: int = 10, workers: bool = True) -> None:
     """Two replicas' extract jobs on one Redis; with `workers`, the first one's queue worker runs the tasks."""
     async def main() -> None:
         redis = Redis.from_url(redis_server.url)
         await redis.flushdb()
         tasks = [TaskQueue(redis_server.url, lease_s=2, sweep_s=1) for _ in range(2)]
-        first, second = (RedisExtractJobs(run, redis, queue, max_jobs, 2, 60, max_per_owner) for queue in tasks)
+        first, second = (redis_extracts(run, redis, queue, max_jobs, 2, 60, max_per_owner) for queue in tasks)
         if workers:
             await tasks[0].start(concurrency=2)
         try:
@@ -38,7 +39,7 @@ def replicas(redis_server: RedisServer, run: Callable[[ExtractJob], Awaitable[Ex
     asyncio.run(main())
 
 
-async def settled(jobs: RedisExtractJobs, job_id: str, owner: str | None) -> str:
+async def settled(jobs: RedisJobs, job_id: str, owner: str | None) -> str:
     for _ in range(100):
         if (status := (await jobs.get(job_id, owner)).status) != PROCESSING:
             return status
@@ -53,7 +54,7 @@ def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: 
         runs.append(job)
         return ExtractResult({"ok": True}, {"ok": ["https://a.test/"]}, ("merged",))
 
-    async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
+    async def steps(first: RedisJobs, second: RedisJobs) -> None:
         job_id = await second.start(JOB, "key-a")
         assert await settled(second, job_id, "key-a") == COMPLETED
         record = await first.get(job_id, "key-a")
@@ -63,7 +64,7 @@ def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: 
             await first.get(job_id, "key-b")
         with pytest.raises(JobNotFound):
             await first.get("nope", "key-a")
-        await first._extract(job_id)  # a task handed over after the job finished does nothing
+        await first._job_task(job_id)  # a task handed over after the job finished does nothing
         assert len(runs) == 1
     replicas(redis_server, run, steps)
 
@@ -72,7 +73,7 @@ def test_a_bug_fails_the_job_with_a_pointer_to_the_log(redis_server: RedisServer
     async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         raise KeyError("boom")
 
-    async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
+    async def steps(first: RedisJobs, second: RedisJobs) -> None:
         job_id = await first.start(JOB, None)
         assert await settled(first, job_id, None) == FAILED
         assert "KeyError" in (await second.get(job_id, None)).result.error
@@ -83,7 +84,7 @@ def test_the_bounds_hold_over_both_replicas(redis_server: RedisServer) -> None:
     async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
         return ExtractResult({})
 
-    async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
+    async def steps(first: RedisJobs, second: RedisJobs) -> None:
         await first.start(JOB, "key-a")
         with pytest.raises(TooManyExtracts, match="EXTRACT_MAX_JOBS_PER_KEY"):
             await second.start(JOB, "key-a")
@@ -97,7 +98,7 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
     async def main() -> None:
         redis = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
         tasks = TaskQueue("redis://127.0.0.1:1/0")
-        jobs = RedisExtractJobs(lambda job: None, redis, tasks, 10, 2, 60, 10)
+        jobs = redis_extracts(lambda job, cancelled: None, redis, tasks, 10, 2, 60, 10)
         with pytest.raises(SharedStateUnavailable):
             await jobs.start(JOB, None)
         with pytest.raises(SharedStateUnavailable):
@@ -113,7 +114,7 @@ def test_a_lost_task_is_queued_again_and_one_that_keeps_killing_replicas_fails(r
         runs.append(job)
         return ExtractResult({})
 
-    async def steps(first: RedisExtractJobs, second: RedisExtractJobs) -> None:
+    async def steps(first: RedisJobs, second: RedisJobs) -> None:
         job_id = await first.start(JOB, None)
         assert await first.repair() == 0  # its task is queued
         async with Redis.from_url(redis_server.url) as redis:
@@ -122,7 +123,7 @@ def test_a_lost_task_is_queued_again_and_one_that_keeps_killing_replicas_fails(r
         assert await first.repair() == 1 and await first.repair() == 0
         for _ in range(3):  # three replicas died running it
             await first._redis.hincrby(f"wisp:extract:{job_id}", "attempts", 1)
-        await second._extract(job_id)
+        await second._job_task(job_id)
         record = await first.get(job_id, None)
         assert record.status == FAILED and "stopped 3 times" in record.result.error and runs == []
     replicas(redis_server, run, steps, workers=False)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from agent.api.bodies import read_request
-from agent.api.firecrawl.agent_wire import AgentRequest, status_body
+from agent.api.firecrawl.agent_wire import AgentRequest, status_body, trace_body
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
@@ -32,6 +32,11 @@ async def start_agent(request: Request) -> JSONResponse:
 @router.get("/v2/agent/{job_id}")
 async def agent_status(job_id: str, request: Request) -> JSONResponse:
     return JSONResponse(status_body(await _jobs(request).get(job_id, owner_of(request.scope))))
+
+
+@router.get("/v2/agent/{job_id}/trace")
+async def agent_trace(job_id: str, request: Request) -> JSONResponse:
+    return JSONResponse(trace_body(await _jobs(request).get(job_id, owner_of(request.scope))))
 
 
 @router.delete("/v2/agent/{job_id}")

@@ -18,7 +18,7 @@ from agent.api.firecrawl.extract_wire import request_schema
 from agent.api.firecrawl.search_wire import SafeInt
 from agent.api.settings import RequestSettings
 from agent.core.dates import iso_instant
-from agent.core.research import ResearchJob, ResearchResult
+from agent.core.research import CANCELLED, CREDITS, ResearchJob, ResearchResult
 from agent.errors import InvalidRequest
 from agent.index.crawl.options import split_urls
 from agent.state.background import COMPLETED, FAILED, PROCESSING, Record
@@ -65,6 +65,35 @@ class AgentRequest(BaseModel):
         return ResearchJob(self.prompt.strip(), tuple(urls), request_schema(self.json_schema), self.effort or "medium",
                            self.maxCredits, bool(self.strictConstrainToURLs), self.mode or "extract",
                            model=self.model or DEFAULT_MODEL)
+
+
+# a step's kind → the phase of Firecrawl's progress events
+_PHASES = {"plan": "planning", "read": "working", "search": "working", "reflect": "working", "stop": "finalizing",
+           "write": "finalizing"}
+_OUTCOMES = {CANCELLED: "cancelled", CREDITS: "credit_limit_reached"}
+ORCHESTRATOR = {"id": "wisp-research", "role": "orchestrator", "name": "Wisp research loop"}
+
+
+def trace_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
+    """firecrawl-py's AgentTraceResponse: the run's start, each step of a finished job as a progress event, and
+    how the run finished. A running job's steps are kept by its replica until it ends: its trace is its start."""
+    events = [_event(record, 0, record.created, {"type": "run.started"})]
+    result = record.result
+    if result is not None:
+        events += [_event(record, n, record.created + step.at_s, {
+            "type": "progress.reported", "phase": _PHASES.get(step.kind, "working"),
+            "message": f"{step.kind}: {step.detail}"}) for n, step in enumerate(result.steps, 1)]
+        ended = record.created + (result.steps[-1].at_s if result.steps else 0.0)
+        outcome = "succeeded" if record.status == COMPLETED else _OUTCOMES.get(result.stop_reason, "failed")
+        events.append(_event(record, len(events), ended, {"type": "run.finished", "outcome": outcome, "error": None}))
+    return {"success": True, "id": record.id, "events": events,
+            "creditsUsed": result.credits_used if result else 0}
+
+
+def _event(record: Record[ResearchJob, ResearchResult], sequence: int, when: float, body: dict[str, Any]
+           ) -> dict[str, Any]:
+    return {"schemaVersion": 1, "eventId": f"{record.id}-{sequence}", "runId": record.id,
+            "occurredAt": iso_instant(when), "producerSequence": sequence, "agent": ORCHESTRATOR, **body}
 
 
 def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:

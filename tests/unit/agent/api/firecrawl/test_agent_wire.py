@@ -72,6 +72,17 @@ def test_a_cancelled_job_is_failed_with_its_partial_result_and_a_finished_one_is
     assert again.status_code == 409 and again.json()["success"] is False
 
 
+def test_a_finished_jobs_trace_is_its_steps_as_firecrawls_events(wisp: str) -> None:
+    client = Firecrawl(api_key="fc-any", api_url=wisp)
+    done = client.agent(prompt=QUESTION, effort="low", poll_interval=1, timeout=60)
+    trace = client.get_agent_trace(done.id)
+    kinds = [e.type for e in trace.events]
+    assert kinds[0] == "run.started" and kinds[-1] == "run.finished" and trace.events[-1].outcome == "succeeded"
+    progress = [e for e in trace.events if e.type == "progress.reported"]
+    assert progress[0].phase == "planning" and any(e.message.startswith("search: ") for e in progress)
+    assert [e.producer_sequence for e in trace.events] == list(range(len(trace.events)))
+
+
 def test_another_clients_or_an_unknown_job_is_a_404(wisp: str) -> None:
     reply = httpx.get(f"{wisp}/v2/agent/no-such-job")
     assert reply.status_code == 404 and reply.json() == {"success": False, "error": "Agent job not found"}

@@ -91,7 +91,8 @@ def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, wit
                semantic_env: dict[str, str] | None = None, web_port: int = 0) -> Iterator[WispStack]:
     with offline_search_stack(sites_path, workdir, web_port) as offline, ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
-               "CRAWL_DB": str(workdir / "crawls.sqlite"), "PAGE_CACHE_DIR": str(workdir / "page-cache"),
+               "CRAWL_DB": str(workdir / "crawls.sqlite"), "RESEARCH_DB": str(workdir / "research.sqlite"),
+               "PAGE_CACHE_DIR": str(workdir / "page-cache"),
                "CRAWL_HOST_DELAY_S": "0"}
         semantic = None
         if with_semantic:
@@ -150,6 +151,7 @@ def scaled_agents(searxng_url: str, workdir: Path, replicas: int = 3, env: dict[
         agents = [running.enter_context(uvicorn_service(
             f"agent-{i}", "agent.app:app", workdir,
             {"SEARXNG_URL": searxng_url, "REDIS_URL": redis.url, "CRAWL_DB": str(workdir / f"agent-{i}.sqlite"),
+             "RESEARCH_DB": str(workdir / f"agent-{i}-research.sqlite"),
              "PAGE_CACHE_DIR": str(workdir / f"agent-{i}-pages"), **(env or {})}))
             for i in range(replicas)]
         balancer = running.enter_context(Balancer(workdir, [agent.url for agent in agents]))

@@ -33,6 +33,7 @@ Disallow: /www.sqlite.org/isolation.html
 def agent_service(searxng_url: str, workdir: Path, name: str = "agent-svc", **env: str) -> Service:
     return uvicorn_service(name, "agent.app:app", workdir, {"SEARXNG_URL": searxng_url,
                                                             "CRAWL_DB": str(workdir / f"{name}.sqlite"),
+                                                            "RESEARCH_DB": str(workdir / f"{name}-research.sqlite"),
                                                             "PAGE_CACHE_DIR": str(workdir / f"{name}-pages"), **env})
 
 

@@ -59,6 +59,7 @@ def test_the_readme_install_of_agent_svc_works_in_a_fresh_venv(tmp_path: Path) -
                                                "127.0.0.1", "--port", str(port)],
                       f"http://127.0.0.1:{port}", tmp_path / "agent.log", cwd=tmp_path,
                       env={"PYTHONPATH": "", "SEARXNG_URL": f"http://127.0.0.1:{free_port()}",
-                           "CRAWL_DB": str(tmp_path / "crawls.sqlite")})
+                           "CRAWL_DB": str(tmp_path / "crawls.sqlite"),
+                           "RESEARCH_DB": str(tmp_path / "research.sqlite")})
     with service.started(timeout_s=120):
         pass  # /healthz answered 200

@@ -1,7 +1,8 @@
 """Which store keeps the research jobs: this process's memory, or with REDIS_URL the replicas' Redis (both
 state/background), each job run by loop.py on the researcher of the replica that takes it. A job cut short (the
 deadline, a cancel, maxCredits) or that noted nothing is failed, with what it has as its partial result. A job whose
-replica dies runs again from its start on another."""
+replica dies runs again from its start on another; without Redis, the jobs a restart finds unfinished in
+RESEARCH_DB run again from their start."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 from agent.core.research import ERROR, ResearchJob, ResearchResult, ResearchSource, Step
 from agent.errors import TooManyResearchJobs
 from agent.research.loop import Researcher, run_research
-from agent.state.background import Kind
+from agent.state.background import Codec, Kind
+from agent.state.background.journal import SqliteJournal
 from agent.state.background.memory import MemoryJobs
-from agent.state.background.redis import Codec, Place, RedisJobs
+from agent.state.background.redis import Place, RedisJobs
 from agent.state.shared import Shared
 
 ResearchJobs = MemoryJobs[ResearchJob, ResearchResult] | RedisJobs[ResearchJob, ResearchResult]
@@ -34,7 +36,7 @@ def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs
         return await run_research(job, researcher, cancelled)
 
     if shared is None:
-        return MemoryJobs(RESEARCH, run, *bounds)
+        return MemoryJobs(RESEARCH, run, *bounds, journal=SqliteJournal(settings.research_db, PLACE.codec))
     return RedisJobs(RESEARCH, PLACE, run, shared.redis, shared.tasks, *bounds)
 
 

@@ -14,8 +14,10 @@ class ResearchSettings(Section):
                                      "passage kept as evidence): notes, not pages, are what a job keeps")
     research_max_notes: int = Field(24, ge=4, le=200, description="research: notes a job keeps; the report is "
                                     "written from them")
+    research_db: str = Field("./wisp-data/research.sqlite", description="SQLite file of the research jobs, so that a "
+                             "restart runs the unfinished ones again (unused with REDIS_URL: the jobs are in Redis)")
     research_ttl_s: float = Field(86_400.0, gt=0, description="How long a research job's status and result are kept "
-                                  "(its expiresAt); without REDIS_URL in memory, and a restart forgets them")
+                                  "(its expiresAt)")
     research_max_jobs: int = Field(100, ge=1, le=100_000, description="Research jobs kept at once; when all are "
                                    "unfinished a new one is a 429")
     research_max_jobs_per_key: int = Field(5, ge=1, le=100_000, description="Unfinished research jobs one API key "

@@ -169,7 +169,7 @@ def serving(app: Any, search: Search) -> None:
     """`app`'s state as its lifespan leaves it, with `search`, its services and research jobs on it (and the API's
     settings and request limits as the environment gives them, unless the app was made with its own)."""
     app.state.search, app.state.services = search, search.services
-    app.state.researcher = Researcher(ResearchSettings(), search)
+    app.state.researcher = Researcher(ResearchSettings(research_db=":memory:"), search)
     app.state.research = research_jobs(app.state.researcher, None)
     if not hasattr(app.state, "request_settings"):
         app.state.request_settings = RequestSettings()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agent.errors import WispError
 
@@ -51,6 +51,16 @@ class Kind(Generic[R]):
     def too_many_in_all(self, bound: int) -> WispError:
         return self.too_many(f"{bound} {self.noun}s are unfinished ({self.setting}_MAX_JOBS): retry when one has "
                              "finished")
+
+
+@dataclass(frozen=True)
+class Codec(Generic[J, R]):
+    """How a kind's jobs and results are kept outside the process (Redis, SQLite), as JSON objects."""
+
+    job_json: Callable[[J], dict[str, Any]]
+    job_of: Callable[[dict[str, Any]], J]
+    result_json: Callable[[R], dict[str, Any]]
+    result_of: Callable[[dict[str, Any]], R]
 
 
 def crashed(kind: Kind[R], job_id: str, error: Exception) -> R:

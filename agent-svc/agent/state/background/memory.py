@@ -5,7 +5,8 @@ answers another team's.
 Bounded: at most `max_jobs` are kept, a finished one making room for a new one (the oldest first); when they are
 all unfinished a new one is a 429, and so is a client's new one while `max_per_owner` of its own are unfinished
 (so that one client cannot take every place). `max_running` run at once; the others wait, reported as processing.
-A restart forgets them.
+A restart forgets them, unless a journal (journal.py) keeps them: then the unfinished ones run again from their
+start.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from wisp_obs.requests import request_id
 from agent.core.expiring import ExpiringMap
 from agent.errors import JobNotFound
 from agent.state.background import COMPLETED, FAILED, PROCESSING, J, Kind, R, Record, Runner, crashed
+from agent.state.background.journal import SqliteJournal
 
 
 class MemoryJobs(Generic[J, R]):
     def __init__(self, kind: Kind[R], run: Runner[J, R], max_jobs: int, max_running: int, ttl_s: float,
-                 max_per_owner: int, clock: Callable[[], float] = time.time) -> None:
+                 max_per_owner: int, clock: Callable[[], float] = time.time,
+                 journal: SqliteJournal[J, R] | None = None) -> None:
+        self._journal = journal
         self._kind, self._run, self._max_jobs, self._ttl_s, self._clock = kind, run, max_jobs, ttl_s, clock
         self._max_per_owner = max_per_owner
         self._records: ExpiringMap[Record[J, R]] = ExpiringMap(clock)
@@ -34,13 +38,11 @@ class MemoryJobs(Generic[J, R]):
 
     async def start(self, job: J, owner: str | None) -> str:
         """The id of `owner`'s new job; it runs in the background. The kind's 429 when no room is left."""
-        self._make_room(owner)
+        await self._make_room(owner)
         job_id = request_id()  # the id of the request that started it, so that its log lines name the job
         now = self._clock()
-        self._records.put(job_id, Record(job_id, job, owner, now + self._ttl_s, created=now))
-        task = asyncio.create_task(self._finish(job_id, job))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._put(Record(job_id, job, owner, now + self._ttl_s, created=now))
+        self._run_in_background(job_id, job)
         return job_id
 
     async def get(self, job_id: str, owner: str | None) -> Record[J, R]:
@@ -56,16 +58,34 @@ class MemoryJobs(Generic[J, R]):
         record = await self.get(job_id, owner)
         if record.status == PROCESSING and not record.cancelled:
             record = replace(record, cancelled=True)
-            self._records.put(job_id, record)
+            await self._put(record)
         return record
 
     async def resume(self) -> None:
-        """Nothing to resume: a restart forgets this process's jobs."""
+        """With a journal, the jobs it kept, and the unfinished ones run again from their start."""
+        if self._journal is None:
+            return
+        for record in await self._journal.load():
+            self._records.put(record.id, record)
+            if record.status == PROCESSING:
+                self._run_in_background(record.id, record.job)
 
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._journal is not None:
+            self._journal.close()
+
+    def _run_in_background(self, job_id: str, job: J) -> None:
+        task = asyncio.create_task(self._finish(job_id, job))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _put(self, record: Record[J, R]) -> None:
+        self._records.put(record.id, record)
+        if self._journal is not None:
+            await self._journal.save(record)
 
     async def _finish(self, job_id: str, job: J) -> None:
         async with self._running:
@@ -75,13 +95,13 @@ class MemoryJobs(Generic[J, R]):
                 result = crashed(self._kind, job_id, e)
         if (record := self._records.get(job_id)) is not None:
             status = FAILED if self._kind.failed(result) else COMPLETED
-            self._records.put(job_id, replace(record, status=status, result=result))
+            await self._put(replace(record, status=status, result=result))
 
     def _cancelled(self, job_id: str) -> bool:
         record = self._records.get(job_id)
         return record is None or record.cancelled
 
-    def _make_room(self, owner: str | None) -> None:
+    async def _make_room(self, owner: str | None) -> None:
         self._records.expire()
         running = sum(r.owner == owner and r.status == PROCESSING for _, r in self._records.items())
         if owner is not None and running >= self._max_per_owner:
@@ -92,3 +112,5 @@ class MemoryJobs(Generic[J, R]):
         if finished is None:
             raise self._kind.too_many_in_all(self._max_jobs)
         self._records.pop(finished)
+        if self._journal is not None:
+            await self._journal.forget(finished)

@@ -14,15 +14,14 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic
+from typing import Generic
 
 from redis.asyncio import Redis
 from wisp_obs.requests import request_id
 
 from agent.errors import JobNotFound, SharedStateUnavailable
-from agent.state.background import COMPLETED, FAILED, PROCESSING, J, Kind, R, Record, Runner, crashed
+from agent.state.background import COMPLETED, FAILED, PROCESSING, Codec, J, Kind, R, Record, Runner, crashed
 from agent.state.tasks import TaskQueue, repair_every
 from agent.state.unreachable import UNREACHABLE
 
@@ -38,16 +37,6 @@ redis.call('HSET', KEYS[1], 'status', ARGV[2], 'result', ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """
-
-
-@dataclass(frozen=True)
-class Codec(Generic[J, R]):
-    """How a kind's jobs and results are kept in Redis, as JSON objects."""
-
-    job_json: Callable[[J], dict[str, Any]]
-    job_of: Callable[[dict[str, Any]], J]
-    result_json: Callable[[R], dict[str, Any]]
-    result_of: Callable[[dict[str, Any]], R]
 
 
 @dataclass(frozen=True)

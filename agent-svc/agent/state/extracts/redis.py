@@ -10,8 +10,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from agent.core.extract_job import ExtractJob, ExtractResult
-from agent.state.background import Runner
-from agent.state.background.redis import Codec, Place, RedisJobs
+from agent.state.background import Codec, Runner
+from agent.state.background.redis import Place, RedisJobs
 from agent.state.extracts import EXTRACTS
 from agent.state.tasks import TaskQueue
 

@@ -6,6 +6,7 @@ its evidence and says why."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,3 +70,24 @@ def test_with_its_llm_down_a_job_completes_with_its_evidence_and_says_why(resear
     status = httpx.get(f"{research_agents['down']}/v2/agent/{done.id}").json()
     assert done.status == "completed" and done.data.startswith("Evidence found"), status
     assert "LLM" in status["warning"] and {"git-scm.com", "www.sqlite.org"} <= hosts(status["sources"])
+
+
+def test_a_job_survives_agent_svc_being_killed(stack, tmp_path: Path) -> None:
+    """Killed (SIGKILL: no shutdown code runs) right after the start, the job runs again from its start on the
+    next agent-svc that opens the same RESEARCH_DB, under the same id."""
+    dead_llm = {"LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "FETCH_ALLOW_HOSTS": "127.0.0.1"}
+    first = agent_service(stack.searx.url, tmp_path, "agent-research-restart", **dead_llm)
+    with first:
+        started = httpx.post(first.url + "/v2/agent", json={"prompt": QUESTION, "effort": "low"}).json()
+        assert first.process is not None
+        first.process.kill()
+        first.process.wait()
+    with sqlite3.connect(tmp_path / "agent-research-restart-research.sqlite") as kept:
+        assert kept.execute("SELECT status FROM background_jobs").fetchall() == [("processing",)]
+    with agent_service(stack.searx.url, tmp_path, "agent-research-restart", **dead_llm) as second:
+        done = Firecrawl(api_key="fc-any", api_url=second.url).get_agent_status(started["id"])
+        deadline = time.monotonic() + WAIT_S
+        while done.status == "processing" and time.monotonic() < deadline:
+            time.sleep(1)
+            done = Firecrawl(api_key="fc-any", api_url=second.url).get_agent_status(started["id"])
+    assert done.status == "completed" and done.data.startswith("Evidence found"), done

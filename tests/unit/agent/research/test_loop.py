@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from agent.core.research import CANCELLED, CONVERGED, CREDITS, DEADLINE, DONE, ResearchJob
-from agent.research import budget
+from agent.research import budget, loop
 from agent.research.budget import Budget
 from agent.research.loop import Researcher, run_research
 from agent.research.settings import ResearchSettings
@@ -105,3 +105,28 @@ def test_a_poor_plan_cannot_crowd_out_a_part_of_the_question() -> None:
     result = researched(ResearchJob(question, effort="low"), llm, engine)
     assert engine.queries[:2] == [question, "Who wrote Falcon"]
     assert "where does Zephyr keep its journal" in " ".join(engine.queries) and set(urls(result)) >= {ZEPHYR, FALCON}
+
+
+class FailingLLM(ScriptedLLM):
+    """An LLM server that answers 503, or with `stall`, never answers."""
+
+    def __init__(self, stall: bool = False) -> None:
+        super().__init__()
+        self.stall = stall
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.stall:
+            await asyncio.Event().wait()
+        return httpx.Response(503, json={"error": {"message": "overloaded"}})
+
+
+@pytest.mark.parametrize("stall", [False, True])
+def test_an_llm_that_fails_or_stalls_leaves_the_evidence_and_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                                     stall: bool) -> None:
+    monkeypatch.setattr(loop, "LLM_STEP_S", 0.2)
+    monkeypatch.setitem(budget.EFFORT_BUDGETS, "low", Budget(rounds=2, queries=2, results=5, llm_calls=3, wall_s=8.0))
+    llm = FailingLLM(stall)
+    result = researched(ResearchJob(QUESTION, effort="low"), llm)
+    assert urls(result) == [ZEPHYR, FALCON] and result.text.startswith("Evidence found") and llm.requests
+    assert any("LLM" in w for w in result.warnings) and not result.cut_short

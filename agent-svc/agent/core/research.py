@@ -56,7 +56,7 @@ class ResearchResult:
     llm_calls: int = 0
     warnings: tuple[str, ...] = ()
     steps: tuple[Step, ...] = field(default_factory=tuple)
-    error: str | None = None  # a bug stopped it: what the client is told
+    error: str | None = None  # what failed it (a bug; with a schema, no valid value): what the client is told
 
     @property
     def cut_short(self) -> bool:

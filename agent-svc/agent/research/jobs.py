@@ -21,7 +21,7 @@ from agent.state.shared import Shared
 ResearchJobs = MemoryJobs[ResearchJob, ResearchResult] | RedisJobs[ResearchJob, ResearchResult]
 RESEARCH: Kind[ResearchResult] = Kind(
     "research job", "RESEARCH", "Agent job not found", TooManyResearchJobs,
-    failed=lambda result: result.cut_short or not result.sources,
+    failed=lambda result: result.cut_short or not result.sources or result.error is not None,
     crashed=lambda message: ResearchResult("", (), ERROR, error=message))
 
 

@@ -251,8 +251,11 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
         extracted = await answers.extract(run.job.prompt, run.job.schema, run.job.system_prompt, pages,
                                           lambda: deadline - time.monotonic(), ctx.schemas)
         run.llm_calls += 1
-        run.warnings += [*extracted.warnings, *([extracted.error] if extracted.error else [])]
-        return replace(_result(run, stop, _evidence(passages), _sources(passages)), data=extracted.value)
+        run.warnings += extracted.warnings
+        error = None if extracted.value is not None else (
+            f"no value valid against the schema was read from the notes: {extracted.error or 'the LLM gave none'}")
+        return replace(_result(run, stop, _evidence(passages), _sources(passages)), data=extracted.value,
+                       error=error)
     rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt), passages, (), ctx)
     run.llm_calls += 1
     return _from_rich(run, stop, rich)

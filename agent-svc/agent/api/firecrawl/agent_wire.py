@@ -112,7 +112,7 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
     if record.status == COMPLETED:
         body |= {"message": result.text} if job.mode == "chat" and job.schema is None else {"data": answer}
     else:
-        body |= {"partial": answer, "stopReason": result.stop_reason,
+        body |= {"partial": result.text if answer is None else answer, "stopReason": result.stop_reason,
                  "error": result.error or f"the job stopped early ({result.stop_reason}) or found nothing"}
         if job.schema is not None:
             body["partialSchemaValid"] = result.data is not None

@@ -55,7 +55,7 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
     result = record.result
     if record.status == PROCESSING or result is None:
         return body | {"status": "in_progress"}
-    if not result.sources:
+    if not result.sources or result.error is not None:
         return body | {"status": "failed", "error": result.error or "the research found nothing to report"}
     content: Any = result.data if record.job.schema is not None else cited(result.text, result.sources,
                                                                               record.job.citation_format)

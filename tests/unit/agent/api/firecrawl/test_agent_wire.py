@@ -107,3 +107,15 @@ def test_bad_input_is_a_400_in_firecrawls_envelope(wisp: str, body: dict, field:
     assert reply.status_code == 400, reply.text
     error = reply.json()
     assert error["success"] is False and field in str(error)
+
+
+def test_a_schema_no_value_satisfies_is_a_failed_job_with_its_evidence_as_partial() -> None:
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    llm = ScriptedLLM(plan="not json", data='{"author": 7}')  # the extraction's JSON never validates
+    serving(app, CorpusSearxng().search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3,
+                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle))))
+    for url in served(app):
+        done = Firecrawl(api_key="fc-any", api_url=url).agent(
+            prompt=QUESTION, schema=Authorship, effort="low", poll_interval=1, timeout=60)
+        assert done.status == "failed" and done.partial_schema_valid is False and "Ada Quill" in done.partial
+        assert "schema" in done.error

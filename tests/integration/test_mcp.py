@@ -47,13 +47,14 @@ def text(result: CallToolResult) -> str:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS, ids=["http", "stdio"])
-def test_three_tools_a_search_and_bad_arguments(agent_url: str, transport: Any) -> None:
+def test_four_tools_a_search_and_bad_arguments(agent_url: str, transport: Any) -> None:
     listed, found, bad, refused = session(
         transport(agent_url), ("search", {"query": "sqlite wal checkpoint", "limit": 3}),
         ("search", {"query": "sqlite", "limit": 1000}),
         ("search", {"query": "sqlite", "includeDomains": ["a.org"], "excludeDomains": ["b.org"]}))
     tools = {t.name: t for t in listed.tools}
-    assert set(tools) == {"search", "scrape", "answer"}
+    assert set(tools) == {"search", "scrape", "answer", "research"}
+    assert tools["research"].input_schema["required"] == ["prompt"]
     assert {"query", "limit", "sources", "retrieval_mode", "scrapeOptions"} <= set(
         tools["search"].input_schema["properties"])
     assert {"url", "formats", "onlyMainContent"} <= set(tools["scrape"].input_schema["properties"])

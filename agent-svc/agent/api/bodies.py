@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ValidationError, ValidationInfo
 
+from agent.answers.schemas import checked_schema
 from agent.api.gate.body_limits import RequestLimits, parsed_json
 from agent.errors import BadRequest, InvalidRequest
 
@@ -72,3 +73,14 @@ def _issue_of(error: dict[str, Any]) -> dict[str, Any]:
 
 def _issue(code: str, path: list[Any], message: str) -> dict[str, Any]:
     return {"code": code, "path": path, "message": message}
+
+
+def request_schema(value: Any, field: str = "schema") -> dict[str, Any] | None:
+    """A request's JSON Schema (its `field`) checked (answers/schemas.py), or None when it gives none; a 400
+    naming `field`."""
+    if value in (None, {}):
+        return None
+    try:
+        return checked_schema(value, field)
+    except BadRequest as e:
+        raise InvalidRequest.check(e.message, [field]) from None

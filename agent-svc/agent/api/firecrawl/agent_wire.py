@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from agent.api.firecrawl.extract_wire import request_schema
+from agent.api.bodies import request_schema
 from agent.api.firecrawl.search_wire import SafeInt
 from agent.api.settings import RequestSettings
 from agent.core.dates import iso_instant

@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from agent.answers.schemas import checked_schema
+from agent.api.bodies import request_schema
 from agent.api.firecrawl.search_wire import SafeInt, ScrapeOptions
 from agent.api.settings import RequestSettings
 from agent.core.dates import iso_instant
 from agent.core.extract_job import ExtractJob
-from agent.errors import BadRequest, InvalidRequest
+from agent.errors import InvalidRequest
 from agent.index.crawl.options import page_url, split_urls
 from agent.state.background import COMPLETED, FAILED
 from agent.state.extracts import ExtractRecord
@@ -76,16 +76,6 @@ class ExtractRequest(BaseModel):
             show_sources=bool(self.showSources or self.experimental_show_sources),
             warnings=("`agent` is not supported: the extraction ran without one",) if self.agent else ())
         return job, invalid
-
-
-def request_schema(value: Any) -> dict[str, Any] | None:
-    """A request's `schema` checked (answers/schemas.py), or None when it gives none; a 400 at ["schema"]."""
-    if value in (None, {}):
-        return None
-    try:
-        return checked_schema(value, "schema")
-    except BadRequest as e:
-        raise InvalidRequest.check(e.message, ["schema"]) from None
 
 
 def _page_or_site_url(url: str, path: list[str | int]) -> str:

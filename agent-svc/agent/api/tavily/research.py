@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from agent.api.firecrawl.extract_wire import request_schema
+from agent.api.bodies import request_schema
 from agent.core.research import ResearchJob, ResearchResult, ResearchSource
 from agent.errors import InvalidRequest
 from agent.research.budget import TAVILY_MODELS
@@ -38,7 +38,7 @@ class TavilyResearchRequest(BaseModel):
             raise InvalidRequest.check("streamed research is not supported yet: poll GET /research/{request_id}",
                                        ["stream"])
         model = self.model or "auto"
-        return ResearchJob(self.input.strip(), schema=request_schema(self.output_schema),
+        return ResearchJob(self.input.strip(), schema=request_schema(self.output_schema, "output_schema"),
                            effort=TAVILY_MODELS[model], model=model,
                            citation_format=self.citation_format or "numbered")
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-EFFORTS = ("low", "medium", "high")
-MODES = ("extract", "chat")  # Firecrawl's: the answer in `data`, or as a chat reply in `message`
 # why a job stopped; the first two end a job that did all it meant to, the others cut it short (a partial result)
 DONE, CONVERGED = "done", "converged"
 DEADLINE, CREDITS, CANCELLED, ERROR = "deadline", "max_credits", "cancelled", "error"
@@ -22,7 +20,7 @@ class ResearchJob:
     effort: str = "medium"
     max_credits: int | None = None  # searches and LLM calls the job may spend; None: the effort's budget alone
     strict_urls: bool = False
-    mode: str = "extract"
+    mode: str = "extract"  # Firecrawl's: the answer in `data`, or "chat": as a reply in `message`
     retrieval_mode: str = "hybrid"
     model: str = "wisp-research"
     system_prompt: str | None = None

@@ -83,7 +83,6 @@ class _Run:
     started: float
     notebook: Notebook
     cancelled: Callable[[], bool]
-    on_step: Callable[[Step], None] | None
     credits: int = 0
     llm_calls: int = 0
     asked: set[frozenset[str]] = field(default_factory=set)
@@ -93,8 +92,6 @@ class _Run:
     def step(self, kind: str, detail: str) -> None:
         step = Step(kind, detail, round(time.monotonic() - self.started, 3))
         self.steps.append(step)
-        if self.on_step is not None:
-            self.on_step(step)
 
     def spend(self, credits: int = 1) -> None:
         """Count a search or an LLM call; Stopped when a cancel came or maxCredits would be passed."""
@@ -106,14 +103,13 @@ class _Run:
 
 
 async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Callable[[], bool] = lambda: False,
-                       on_step: Callable[[Step], None] | None = None, on_text: Callable[[str], None] | None = None
-                       ) -> ResearchResult:
+                       on_text: Callable[[str], None] | None = None) -> ResearchResult:
     """The job's report and sources, within its effort's wall-clock limit; never raises for what it met.
-    `on_step` gets each step as it is taken, `on_text` the report's text as the LLM writes it."""
+    `on_text` gets the report's text as the LLM writes it."""
     budget = EFFORT_BUDGETS[job.effort]
     settings = researcher.settings
     run = _Run(job, budget, time.monotonic(), Notebook(max_notes=settings.research_max_notes,
-                                                       note_chars=settings.research_note_chars), cancelled, on_step)
+                                                       note_chars=settings.research_note_chars), cancelled)
     stop = DONE
     try:
         async with asyncio.timeout(budget.wall_s - budget.write_reserve_s):

@@ -118,8 +118,13 @@ async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Call
         stop = DEADLINE
     except Stopped as e:
         stop = e.reason
+    if cancelled():  # told to stop after its last step: it stops before writing
+        stop = CANCELLED
     run.step("stop", stop)
-    return await _written(run, researcher, stop, on_text)
+    result = await _written(run, researcher, stop, on_text)
+    # a cancel that came while the report was written still ends the job as cancelled, with the report as its
+    # partial result: a client whose DELETE was accepted reads a cancelled job
+    return replace(result, stop_reason=CANCELLED) if cancelled() else result
 
 
 async def _research(run: _Run, researcher: Researcher) -> str:

@@ -3,6 +3,7 @@ engine does, stopwords dropped), the pages themselves, and an OpenAI-compatible 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
@@ -29,8 +30,8 @@ QUESTION = "Who wrote the tool that creates the Zephyr database wal directory?"
 class CorpusSearxng(FakeSearxng):
     """SearXNG's JSON for each query: the corpus's pages that share a content word with it, best first."""
 
-    def __init__(self, slow: Callable[[str], bool] = lambda query: False) -> None:
-        super().__init__()
+    def __init__(self, slow: Callable[[str], bool] = lambda query: False, delay_s: float = 0.0) -> None:
+        super().__init__(delay_s=delay_s)
         self.slow, self.asked = slow, []
 
     @property
@@ -41,6 +42,8 @@ class CorpusSearxng(FakeSearxng):
     async def handle(self, request: httpx.Request) -> httpx.Response:
         query = request.url.params.get("q", "")
         self.asked += [query] if query else []
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         if self.slow(query):
             return httpx.Response(504, json={"error": "too slow"})
         urls = list(CORPUS)

@@ -130,3 +130,10 @@ def test_an_llm_that_fails_or_stalls_leaves_the_evidence_and_says_so(monkeypatch
     result = researched(ResearchJob(QUESTION, effort="low"), llm)
     assert urls(result) == [ZEPHYR, FALCON] and result.text.startswith("Evidence found") and llm.requests
     assert any("LLM" in w for w in result.warnings) and not result.cut_short
+
+
+def test_a_cancel_that_comes_while_the_report_is_written_still_ends_the_job_as_cancelled() -> None:
+    llm = ScriptedLLM(plan="not json", answer="Ada Quill wrote Falcon [2].")
+    writing = lambda: any(not r.get("response_format") for r in llm.requests)  # noqa: E731 - the report was asked
+    result = researched(ResearchJob(QUESTION, effort="low"), llm, cancelled=writing)
+    assert result.stop_reason == CANCELLED and result.text == "Ada Quill wrote Falcon [2]."

@@ -57,19 +57,23 @@ def test_chat_mode_answers_in_message(wisp: str) -> None:
     assert done.status == "completed" and done.message.startswith("Ada Quill") and done.data is None
 
 
-def test_a_cancelled_job_is_failed_with_its_partial_result_and_a_finished_one_is_a_409(wisp: str) -> None:
-    client = Firecrawl(api_key="fc-any", api_url=wisp)
-    started = client.start_agent(None, prompt=QUESTION, effort="high")
-    assert client.cancel_agent(started.id) is True
-    ended = client.get_agent_status(started.id)
-    for _ in range(60):
-        if ended.status != "processing":
-            break
-        time.sleep(0.5)
+def test_a_cancelled_job_is_failed_with_its_partial_result_and_a_finished_one_is_a_409() -> None:
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    slow = CorpusSearxng(delay_s=1.0)  # each search takes a second: the job is running when the DELETE comes
+    serving(app, slow.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3, llm_base_url=""))
+    for wisp in served(app):
+        client = Firecrawl(api_key="fc-any", api_url=wisp)
+        started = client.start_agent(None, prompt=QUESTION, effort="high")
+        assert client.cancel_agent(started.id) is True
         ended = client.get_agent_status(started.id)
-    assert ended.status == "failed" and ended.stop_reason == "cancelled"
-    again = httpx.delete(f"{wisp}/v2/agent/{started.id}")
-    assert again.status_code == 409 and again.json()["success"] is False
+        for _ in range(60):
+            if ended.status != "processing":
+                break
+            time.sleep(0.5)
+            ended = client.get_agent_status(started.id)
+        assert ended.status == "failed" and ended.stop_reason == "cancelled" and len(slow.queries) < 3
+        again = httpx.delete(f"{wisp}/v2/agent/{started.id}")
+        assert again.status_code == 409 and again.json()["success"] is False
 
 
 def test_a_finished_jobs_trace_is_its_steps_as_firecrawls_events(wisp: str) -> None:

@@ -5,7 +5,6 @@ outcome a chat answer is shaped from (the answer with its claims, one passage a 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from wisp_text.chunking import Chunk
 
@@ -42,5 +41,4 @@ def research_outcome(result: ResearchResult, model: str) -> SearchOutcome:
     answer = Answer(result.text, tuple(Citation(n, s.url, s.title) for n, s in enumerate(sources, 1)), claims,
                     abstained=False, json=result.data, model=model, timings_ms={})
     stopped = f"the research stopped early ({result.stop_reason}): this is what it found" if result.cut_short else None
-    outcome = SearchOutcome({"web": hits}, packed=packed, answer=answer)
-    return replace(outcome.warned(*result.warnings, stopped), context=None)
+    return SearchOutcome({"web": hits}, packed=packed, answer=answer).warned(*result.warnings, stopped)

@@ -21,8 +21,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-from wisp_text.bm25 import bm25_scores
-from wisp_text.chunking import chunk_text
 from wisp_text.terms import content_terms
 
 from agent.answers.extraction import PageText
@@ -43,6 +41,7 @@ from agent.core.research import (
     Step,
 )
 from agent.errors import WispError
+from agent.ranking.evidence import bm25_order
 from agent.research.budget import EFFORT_BUDGETS, Budget
 from agent.research.notes import Notebook, found_passages, salient_terms
 from agent.research.queries import QUERIES_SCHEMA, decomposed, fresh, interleaved, key, llm_queries
@@ -215,18 +214,17 @@ async def _read_given(run: _Run, researcher: Researcher) -> None:
     """Note the best passages of the URLs given, read through the page loader (its cache and SSRF guard)."""
     services = researcher.search.services
     ctx = services.context(SEARCH_TIMEOUT_S)
-    pages = await ctx.load_pages(list(run.job.urls), Extraction(main_only=True), time.monotonic() + SEARCH_TIMEOUT_S)
+    # chunked by the extraction worker, as ranking's pages are, not on the event loop
+    how = Extraction(main_only=True, chunk_chars=researcher.settings.research_note_chars)
+    pages = await ctx.load_pages(list(run.job.urls), how, time.monotonic() + SEARCH_TIMEOUT_S)
     read = 0
     for url, page in pages.items():
         if page.extracted is None:
             run.warnings.append(f"{url} could not be read")
             continue
-        chunks = chunk_text(page.extracted.markdown, researcher.settings.research_note_chars, page.extracted.title)
-        scores = bm25_scores(run.job.prompt, [c.with_heading for c in chunks])
-        best = sorted(range(len(chunks)), key=lambda i: -scores[i])[:READ_PER_URL]
-        for i in best:
-            run.notebook, added = run.notebook.noted([Passage(url, page.extracted.title, chunks[i], scores[i])],
-                                                     url, 0)
+        passages = [Passage(url, page.extracted.title, chunk) for chunk in page.extracted.chunks]
+        for i in bm25_order(run.job.prompt, passages)[:READ_PER_URL]:
+            run.notebook, added = run.notebook.noted([passages[i]], url, 0)
             read += added
     run.step("read", f"{len(pages)} pages given, {read} notes")
 
@@ -241,7 +239,7 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
         run.warnings.append("the searches found nothing to note")
         return _result(run, stop, "", ())
     if stop == CANCELLED:
-        return _result(run, stop, _evidence(passages), _sources(passages))
+        return _evidence_result(run, stop, passages)
     answers, services = researcher.search.services.answers, researcher.search.services
     ctx = services.context(remaining_s, on_text)
     run.step("write", f"from {len(passages)} notes")
@@ -255,8 +253,7 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
         run.warnings += extracted.warnings
         error = None if extracted.value is not None else (
             f"no value valid against the schema was read from the notes: {extracted.error or 'the LLM gave none'}")
-        return replace(_result(run, stop, _evidence(passages), _sources(passages)), data=extracted.value,
-                       error=error)
+        return replace(_evidence_result(run, stop, passages), data=extracted.value, error=error)
     rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt), passages, (), ctx)
     run.llm_calls += 1
     return _from_rich(run, stop, rich)
@@ -269,7 +266,7 @@ def _from_rich(run: _Run, stop: str, rich: Rich) -> ResearchResult:
     if answer is None or answer.abstained or not answer.text:
         if answer is not None and answer.abstained:
             run.warnings.append("the notes are too far from the question for an answer: the evidence comes instead")
-        return _result(run, stop, _evidence(read), _sources(read))
+        return _evidence_result(run, stop, read)
     return replace(_result(run, stop, answer.text, _sources(read)), claims=_claims(answer))
 
 
@@ -292,9 +289,14 @@ def _sources(passages: Sequence[Passage]) -> tuple[ResearchSource, ...]:
     return tuple(ResearchSource(url, p.title, p.text[:SNIPPET_CHARS]) for url, p in first.items())
 
 
-def _evidence(passages: Sequence[Passage]) -> str:
-    """The notes as a report without an LLM: each source and its key passages, cited by number."""
+def _evidence_result(run: _Run, stop: str, passages: Sequence[Passage]) -> ResearchResult:
+    """The notes as the report (`_evidence`), and their pages as its sources."""
     sources = _sources(passages)
+    return _result(run, stop, _evidence(passages, sources), sources)
+
+
+def _evidence(passages: Sequence[Passage], sources: tuple[ResearchSource, ...]) -> str:
+    """The notes as a report without an LLM: each source and its key passages, cited by number."""
     numbers = {s.url: n for n, s in enumerate(sources, 1)}
     lines = ["Evidence found (no answer was written from it):"]
     for source in sources:

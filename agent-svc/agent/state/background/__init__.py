@@ -29,7 +29,7 @@ class Record(Generic[J, R]):
     status: str = PROCESSING
     result: R | None = None
     cancelled: bool = False  # told to stop: it ends with what it has
-    created: float = 0.0  # time.time() when it started (0: not recorded, as in the extractions' Redis records)
+    created: float = 0.0  # time.time() when it started (0: a Redis record kept before starts were recorded)
 
 
 @dataclass(frozen=True)

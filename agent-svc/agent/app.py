@@ -39,7 +39,7 @@ from agent.api.tavily import routes as tavily_routes
 from agent.config import Settings, get_settings
 from agent.core.context import Spans
 from agent.errors import UpstreamError
-from agent.extract.jobs import extract_jobs, redis_extract_jobs
+from agent.extract.jobs import extract_jobs
 from agent.extract.run import Extractor
 from agent.index.crawl import setup as crawl_setup
 from agent.index.crawl.crawler import CrawlTools
@@ -112,8 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.crawls = crawls = crawl_setup.crawls(services.crawl_tools, shared)
             await crawls.resume()
             extractor = Extractor(settings.extract, search, settings.requests.scrape_timeout_s)
-            app.state.extracts = extracts = (extract_jobs(extractor) if shared is None
-                                             else redis_extract_jobs(extractor, shared))
+            app.state.extracts = extracts = extract_jobs(extractor, shared)
             await extracts.resume()
             app.state.researcher = researcher = Researcher(settings.research, search)
             app.state.research = research = research_jobs(researcher, shared)

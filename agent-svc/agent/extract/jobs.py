@@ -11,18 +11,20 @@ from agent.state.extracts import EXTRACTS
 from agent.state.extracts.redis import redis_extracts
 from agent.state.shared import Shared
 
+ExtractJobs = MemoryJobs[ExtractJob, ExtractResult] | RedisJobs[ExtractJob, ExtractResult]
 
-def extract_jobs(extractor: Extractor) -> MemoryJobs[ExtractJob, ExtractResult]:
-    """The process's extract jobs, bounded as EXTRACT_MAX_JOBS, EXTRACT_MAX_RUNNING, EXTRACT_TTL_S and
-    EXTRACT_MAX_JOBS_PER_KEY say."""
+
+def extract_jobs(extractor: Extractor, shared: Shared | None) -> ExtractJobs:
+    """The extract jobs, bounded as EXTRACT_MAX_JOBS, EXTRACT_MAX_RUNNING, EXTRACT_TTL_S and
+    EXTRACT_MAX_JOBS_PER_KEY say: this process's, or with `shared` every replica's, running on this process's
+    extractor when this replica takes one."""
     settings = extractor.settings
-    return MemoryJobs(EXTRACTS, lambda job, cancelled: run_extract(job, extractor), settings.extract_max_jobs,
-                      settings.extract_max_running, settings.extract_ttl_s, settings.extract_max_jobs_per_key)
+    bounds = (settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
+              settings.extract_max_jobs_per_key)
 
+    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+        return await run_extract(job, extractor)  # an extraction runs to its end or its timeout
 
-def redis_extract_jobs(extractor: Extractor, shared: Shared) -> RedisJobs[ExtractJob, ExtractResult]:
-    """The replicas' extract jobs, running on this process's extractor when this replica takes one."""
-    settings = extractor.settings
-    return redis_extracts(lambda job, cancelled: run_extract(job, extractor), shared.redis, shared.tasks,
-                          settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
-                          settings.extract_max_jobs_per_key)
+    if shared is None:
+        return MemoryJobs(EXTRACTS, run, *bounds)
+    return redis_extracts(run, shared.redis, shared.tasks, *bounds)

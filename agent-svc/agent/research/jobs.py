@@ -6,6 +6,7 @@ RESEARCH_DB run again from their start."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -32,7 +33,7 @@ def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs
     bounds = (settings.research_max_jobs, settings.research_max_running, settings.research_ttl_s,
               settings.research_max_jobs_per_key)
 
-    async def run(job: ResearchJob, cancelled: Any) -> ResearchResult:
+    async def run(job: ResearchJob, cancelled: Callable[[], bool]) -> ResearchResult:
         return await run_research(job, researcher, cancelled)
 
     if shared is None:

@@ -10,14 +10,12 @@ from agent.api.firecrawl.extract_wire import ExtractRequest, V1ExtractRequest, s
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
-from agent.core.extract_job import ExtractJob, ExtractResult
-from agent.state.background.memory import MemoryJobs
-from agent.state.background.redis import RedisJobs
+from agent.extract.jobs import ExtractJobs
 
 router = APIRouter()
 
 
-def _extracts(request: Request) -> MemoryJobs[ExtractJob, ExtractResult] | RedisJobs[ExtractJob, ExtractResult]:
+def _extracts(request: Request) -> ExtractJobs:
     return request.app.state.extracts
 
 

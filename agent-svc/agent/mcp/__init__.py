@@ -1,2 +1,2 @@
-"""Wisp's MCP server (tools search, scrape and answer): streamable HTTP at /mcp on agent-svc, and stdio with
+"""Wisp's MCP server (tools search, scrape, answer and research): streamable HTTP at /mcp on agent-svc, and stdio with
 `python -m agent.mcp` against a running agent-svc."""

@@ -1,4 +1,4 @@
-"""Wisp's MCP server: the three tools on one MCPServer, and the client of agent-svc's HTTP API they call.
+"""Wisp's MCP server: the four tools on one MCPServer, and the client of agent-svc's HTTP API they call.
 
 Mounted in agent-svc the client is an in-process ASGI transport to agent-svc itself, forwarding each MCP
 request's Authorization header; under stdio (`python -m agent.mcp`) it is HTTP to a running agent-svc.

@@ -49,6 +49,7 @@ from agent.mcp.server import mounted as mcp_mounted
 from agent.pages.cache import open_cache
 from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.webhooks import WebhookSender
 from agent.pages.workers import WorkerPool
 from agent.ranking.stage import Ranking
 from agent.research.jobs import research_jobs
@@ -114,7 +115,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             extractor = Extractor(settings.extract, search, settings.requests.scrape_timeout_s)
             app.state.extracts = extracts = extract_jobs(extractor, shared)
             await extracts.resume()
-            app.state.researcher = researcher = Researcher(settings.research, search)
+            webhooks = WebhookSender(fetch_http, FetchPolicy.of(pages).allow, settings.research.webhook_secret,
+                                     settings.research.webhook_timeout_s)
+            app.state.researcher = researcher = Researcher(settings.research, search, webhooks)
             app.state.research = research = research_jobs(researcher, shared)
             await research.resume()
             app.state.recent_scrapes = (recent_scrapes(settings.recent) if shared is None

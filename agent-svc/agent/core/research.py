@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.core.webhook import Webhook
+
 # why a job stopped; the first two end a job that did all it meant to, the others cut it short (a partial result)
 DONE, CONVERGED = "done", "converged"
 DEADLINE, CREDITS, CANCELLED, ERROR = "deadline", "max_credits", "cancelled", "error"
@@ -25,6 +27,7 @@ class ResearchJob:
     model: str = "wisp-research"
     system_prompt: str | None = None
     citation_format: str = "numbered"  # Tavily's: how its surface shows the report's citations
+    webhook: Webhook | None = None  # where its events are delivered, each through the SSRF guard
 
 
 @dataclass(frozen=True)

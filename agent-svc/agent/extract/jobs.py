@@ -22,7 +22,7 @@ def extract_jobs(extractor: Extractor, shared: Shared | None) -> ExtractJobs:
     bounds = (settings.extract_max_jobs, settings.extract_max_running, settings.extract_ttl_s,
               settings.extract_max_jobs_per_key)
 
-    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+    async def run(job_id: str, job: ExtractJob, cancelled: object) -> ExtractResult:
         return await run_extract(job, extractor)  # an extraction runs to its end or its timeout
 
     if shared is None:

@@ -44,6 +44,25 @@ class FetchPolicy:
                    settings.fetch_max_redirects, settings.fetch_user_agent)
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A request to the address the guard checked, not to a second lookup of the host: the URL with that
+    address, the Host header, and TLS's SNI."""
+
+    url: str
+    host: str
+    extensions: dict[str, str]
+
+    @classmethod
+    def of(cls, url: str, address: IPAddress) -> Pinned:
+        parts = urlsplit(url)
+        host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
+        pinned = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path or "/",
+                             parts.query, ""))
+        return cls(pinned, parts.netloc.split("@")[-1],
+                   {"sni_hostname": parts.hostname or ""} if parts.scheme == "https" else {})
+
+
 class Fetcher:
     def __init__(self, http: httpx.AsyncClient, policy: FetchPolicy, cache: PageCache | None = None) -> None:
         self._http, self._policy, self._cache = http, policy, cache
@@ -105,14 +124,10 @@ class Fetcher:
 
     async def _get(self, url: str, address: IPAddress, types: tuple[str, ...]) -> Fetched | str:
         """The page, or the Location of a redirect."""
-        parts = urlsplit(url)
-        host = f"[{address}]" if isinstance(address, IPv6Address) else str(address)
-        pinned = urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path or "/",
-                             parts.query, ""))
+        target = Pinned.of(url, address)
         headers = {"User-Agent": self._policy.user_agent, "Accept": _ACCEPT, "Accept-Encoding": "gzip, deflate",
-                   "Host": parts.netloc.split("@")[-1]}
-        extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
-        async with self._http.stream("GET", pinned, headers=headers, extensions=extensions) as response:
+                   "Host": target.host}
+        async with self._http.stream("GET", target.url, headers=headers, extensions=target.extensions) as response:
             if response.is_redirect and response.headers.get("location"):
                 return response.headers["location"]
             content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()

@@ -11,7 +11,9 @@ from dataclasses import asdict
 from typing import Any
 
 from agent.core.research import ERROR, ResearchJob, ResearchResult, ResearchSource, Step
+from agent.core.webhook import Webhook
 from agent.errors import TooManyResearchJobs
+from agent.research.events import JobEvents
 from agent.research.loop import Researcher, run_research
 from agent.state.background import Codec, Kind
 from agent.state.background.journal import SqliteJournal
@@ -33,8 +35,11 @@ def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs
     bounds = (settings.research_max_jobs, settings.research_max_running, settings.research_ttl_s,
               settings.research_max_jobs_per_key)
 
-    async def run(job: ResearchJob, cancelled: Callable[[], bool]) -> ResearchResult:
-        return await run_research(job, researcher, cancelled)
+    async def run(job_id: str, job: ResearchJob, cancelled: Callable[[], bool]) -> ResearchResult:
+        async with JobEvents(researcher.webhooks, job.webhook, job_id) as events:
+            result = await run_research(job, researcher, cancelled, on_step=events.step)
+            events.ended(result, RESEARCH.failed(result), result.data if job.schema is not None else result.text)
+        return result
 
     if shared is None:
         return MemoryJobs(RESEARCH, run, *bounds, journal=SqliteJournal(settings.research_db, PLACE.codec))
@@ -42,7 +47,9 @@ def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs
 
 
 def _job_of(fields: dict[str, Any]) -> ResearchJob:
-    return ResearchJob(**{**fields, "urls": tuple(fields["urls"])})
+    webhook = fields.get("webhook")
+    return ResearchJob(**{**fields, "urls": tuple(fields["urls"]),
+                          "webhook": Webhook(**{**webhook, "events": tuple(webhook["events"])}) if webhook else None})
 
 
 def _result_of(fields: dict[str, Any]) -> ResearchResult:

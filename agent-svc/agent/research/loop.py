@@ -41,6 +41,7 @@ from agent.core.research import (
     Step,
 )
 from agent.errors import WispError
+from agent.pages.webhooks import WebhookSender
 from agent.ranking.evidence import bm25_order
 from agent.research.budget import EFFORT_BUDGETS, Budget
 from agent.research.notes import Notebook, found_passages, salient_terms
@@ -59,10 +60,12 @@ READ_PER_URL = 2  # passages of a given URL's page noted
 
 @dataclass(frozen=True)
 class Researcher:
-    """The research stage, made once at start-up: its settings and the search stage it searches and reads with."""
+    """The research stage, made once at start-up: its settings, the search stage it searches and reads with, and
+    the sender of its jobs' webhooks."""
 
     settings: ResearchSettings
     search: Search
+    webhooks: WebhookSender
 
 
 class Stopped(Exception):
@@ -82,6 +85,7 @@ class _Run:
     started: float
     notebook: Notebook
     cancelled: Callable[[], bool]
+    on_step: Callable[[Step], None] | None = None
     credits: int = 0
     llm_calls: int = 0
     asked: set[frozenset[str]] = field(default_factory=set)
@@ -91,6 +95,8 @@ class _Run:
     def step(self, kind: str, detail: str) -> None:
         step = Step(kind, detail, round(time.monotonic() - self.started, 3))
         self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
 
     def spend(self, credits: int = 1) -> None:
         """Count a search or an LLM call; Stopped when a cancel came or maxCredits would be passed."""
@@ -102,13 +108,14 @@ class _Run:
 
 
 async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Callable[[], bool] = lambda: False,
-                       on_text: Callable[[str], None] | None = None) -> ResearchResult:
+                       on_text: Callable[[str], None] | None = None,
+                       on_step: Callable[[Step], None] | None = None) -> ResearchResult:
     """The job's report and sources, within its effort's wall-clock limit; never raises for what it met.
-    `on_text` gets the report's text as the LLM writes it."""
+    `on_text` gets the report's text as the LLM writes it, `on_step` each step as it is taken."""
     budget = EFFORT_BUDGETS[job.effort]
     settings = researcher.settings
     run = _Run(job, budget, time.monotonic(), Notebook(max_notes=settings.research_max_notes,
-                                                       note_chars=settings.research_note_chars), cancelled)
+                                                       note_chars=settings.research_note_chars), cancelled, on_step)
     stop = DONE
     try:
         async with asyncio.timeout(budget.wall_s - budget.write_reserve_s):
@@ -152,7 +159,7 @@ async def _planned(run: _Run, researcher: Researcher) -> list[str]:
     ask = (f"Question: {prompt}\n\nWrite up to {run.budget.queries} short web search queries that together find "
            'what the question needs, one for each part of it. Answer with JSON: {"queries": ["...", "..."]}')
     planned = await _llm_queries(run, researcher, ask, prompt)
-    queries = fresh([parts[0], *interleaved(parts[1:], planned)], run.asked)
+    queries = fresh([*parts[:1], *interleaved(parts[1:], planned)], run.asked)
     run.step("plan", "; ".join(queries[:run.budget.queries]) + ("" if planned else " (from the question's parts)"))
     return queries
 
@@ -256,18 +263,19 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
         return replace(_evidence_result(run, stop, passages), data=extracted.value, error=error)
     rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt), passages, (), ctx)
     run.llm_calls += 1
-    return _from_rich(run, stop, rich)
+    return _from_rich(run, stop, rich, passages)
 
 
-def _from_rich(run: _Run, stop: str, rich: Rich) -> ResearchResult:
+def _from_rich(run: _Run, stop: str, rich: Rich, noted: list[Passage]) -> ResearchResult:
+    """The cited answer, its sources numbered as it cites them and then every other page the job noted (what it
+    consulted); the evidence of every note when no answer was written."""
     run.warnings += [note.warning for note in rich.notes]
-    read = list(rich.packed)
     answer = rich.answer
     if answer is None or answer.abstained or not answer.text:
         if answer is not None and answer.abstained:
             run.warnings.append("the notes are too far from the question for an answer: the evidence comes instead")
-        return _evidence_result(run, stop, read)
-    return replace(_result(run, stop, answer.text, _sources(read)), claims=_claims(answer))
+        return _evidence_result(run, stop, noted)
+    return replace(_result(run, stop, answer.text, _sources([*rich.packed, *noted])), claims=_claims(answer))
 
 
 def _result(run: _Run, stop: str, text: str, sources: tuple[ResearchSource, ...]) -> ResearchResult:

@@ -22,5 +22,9 @@ class ResearchSettings(Section):
                                    "unfinished a new one is a 429")
     research_max_jobs_per_key: int = Field(5, ge=1, le=100_000, description="Unfinished research jobs one API key "
                                            "may have; beyond them its new one is a 429 (keyless: no such bound)")
+    webhook_secret: str = Field("", description="Signs each webhook delivery: X-Firecrawl-Signature: sha256=<HMAC-"
+                                "SHA256 of the body> (empty: unsigned)")
+    webhook_timeout_s: float = Field(10.0, gt=0, le=120, description="One webhook delivery's timeout; a failed "
+                                     "one is retried twice (after 1 s and 4 s)")
     research_max_running: int = Field(1, ge=1, le=32, description="Research jobs running at once; the others wait "
                                       "(processing)")

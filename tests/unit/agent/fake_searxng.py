@@ -23,6 +23,7 @@ from agent.index.ingest import Ingest
 from agent.index.map.site_map import MapTools
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.ssrf import Allowlist
+from agent.pages.webhooks import WebhookSender
 from agent.ranking.stage import Ranking
 from agent.research.jobs import research_jobs
 from agent.research.loop import Researcher
@@ -165,11 +166,39 @@ def replaced_search(search: Search, **parts: Any) -> Search:
     return replace(search, services=replaced(search.services, **parts))
 
 
-def serving(app: Any, search: Search) -> None:
+class WebhookReceiver:
+    """Webhook deliveries as a receiver on 127.0.0.1 takes them (loopback is opened to the sender's SSRF guard
+    here, as FETCH_ALLOW_HOSTS opens it): each delivery's headers and JSON body, in order."""
+
+    URL = "http://127.0.0.1:9/hooks/agent"
+
+    def __init__(self, status: int = 200, secret: str = "") -> None:
+        self.status, self.secret, self.received = status, secret, []
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.received.append(request)
+        return httpx.Response(self.status)
+
+    def sender(self) -> WebhookSender:
+        return WebhookSender(httpx.AsyncClient(transport=httpx.MockTransport(self.handle)),
+                             Allowlist.parse("127.0.0.1"), self.secret, 5.0)
+
+    @property
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(request.content) for request in self.received]
+
+    @property
+    def types(self) -> list[str]:
+        return [body["type"] for body in self.bodies]
+
+
+def serving(app: Any, search: Search, webhooks: WebhookReceiver | None = None) -> None:
     """`app`'s state as its lifespan leaves it, with `search`, its services and research jobs on it (and the API's
-    settings and request limits as the environment gives them, unless the app was made with its own)."""
+    settings and request limits as the environment gives them, unless the app was made with its own); the jobs'
+    webhooks delivered to `webhooks`."""
     app.state.search, app.state.services = search, search.services
-    app.state.researcher = Researcher(ResearchSettings(research_db=":memory:"), search)
+    app.state.webhooks = webhooks = webhooks or WebhookReceiver()
+    app.state.researcher = Researcher(ResearchSettings(research_db=":memory:"), search, webhooks.sender())
     app.state.research = research_jobs(app.state.researcher, None)
     if not hasattr(app.state, "request_settings"):
         app.state.request_settings = RequestSettings()

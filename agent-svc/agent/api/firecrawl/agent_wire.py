@@ -3,14 +3,15 @@ returns (firecrawl-py's AgentResponse).
 
 Lenient like the other routes (unknown keys such as `integration` or `zeroDataRetention` accepted and ignored),
 strict on the types of known keys, with explicit limits: a prompt of 1 to 10,000 characters, EXTRACT_MAX_URLS
-URLs, a schema that is a JSON Schema, `maxCredits` above 0. What Wisp does not run yet (webhooks, threads) is a 400
-that says so, not a silent no-op. A job cut short answers `failed` with its `partial` result and `stopReason`:
+URLs, a schema that is a JSON Schema, `maxCredits` above 0, a webhook of http(s) with known events (its address is
+checked by the route, against the SSRF guard). What Wisp does not run yet (threads) is a 400 that says so, not a
+silent no-op. A job cut short answers `failed` with its `partial` result and `stopReason`:
 firecrawl-py's status is one of processing, completed and failed, so a cancelled job is failed too.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
@@ -19,14 +20,31 @@ from agent.api.firecrawl.search_wire import SafeInt
 from agent.api.settings import RequestSettings
 from agent.core.dates import iso_instant
 from agent.core.research import CANCELLED, CREDITS, ResearchJob, ResearchResult
+from agent.core.webhook import AGENT_EVENTS, Webhook
 from agent.errors import InvalidRequest
 from agent.index.crawl.options import split_urls
 from agent.state.background import COMPLETED, FAILED, PROCESSING, Record
 
 MAX_PROMPT_CHARS = 10_000
+MAX_URL_CHARS = 2048
 # Firecrawl's models, and Wisp's own name for it: all run Wisp's one research loop
 MODELS = ("spark-1-pro", "spark-1-mini", "spark-2", "wisp-research")
 DEFAULT_MODEL = "spark-1-pro"
+
+
+class AgentWebhook(BaseModel):
+    """firecrawl-py's AgentWebhookConfig."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
+    headers: dict[StrictStr, StrictStr] | None = Field(None, max_length=32)
+    metadata: dict[StrictStr, Any] | None = Field(None, max_length=64)
+    events: list[Literal[AGENT_EVENTS]] | None = Field(None, min_length=1)  # type: ignore[valid-type]
+
+    def to_webhook(self) -> Webhook:
+        return Webhook(self.url.strip(), dict(self.headers or {}), dict(self.metadata or {}),
+                       tuple(dict.fromkeys(self.events)) if self.events else AGENT_EVENTS)
 
 
 class AgentRequest(BaseModel):
@@ -42,16 +60,13 @@ class AgentRequest(BaseModel):
     maxCredits: SafeInt | None = Field(None, gt=0)  # noqa: N815 - Firecrawl's wire names
     strictConstrainToURLs: StrictBool | None = None  # noqa: N815
     mode: Literal["extract", "chat"] | None = None
-    webhook: Any = None
+    webhook: Annotated[StrictStr, Field(min_length=1, max_length=MAX_URL_CHARS)] | AgentWebhook | None = None
     threadId: StrictStr | None = None  # noqa: N815
 
     def to_job(self, settings: RequestSettings) -> ResearchJob:
         """The job; a 400 naming what is wrong or not run here."""
         if not self.prompt.strip():
             raise InvalidRequest.check("prompt must not be empty", ["prompt"])
-        if self.webhook is not None:
-            raise InvalidRequest.check("webhooks of agent jobs are not supported yet: poll GET /v2/agent/{id}",
-                                       ["webhook"])
         if self.threadId is not None:
             raise InvalidRequest.check("threads are not supported yet: start a new job with the whole question",
                                        ["threadId"])
@@ -64,7 +79,12 @@ class AgentRequest(BaseModel):
             raise InvalidRequest.check("strictConstrainToURLs needs urls to keep the job on", ["urls"])
         return ResearchJob(self.prompt.strip(), tuple(urls), request_schema(self.json_schema), self.effort or "medium",
                            self.maxCredits, bool(self.strictConstrainToURLs), self.mode or "extract",
-                           model=self.model or DEFAULT_MODEL)
+                           model=self.model or DEFAULT_MODEL, webhook=self._webhook())
+
+    def _webhook(self) -> Webhook | None:
+        if isinstance(self.webhook, str):
+            return Webhook(self.webhook.strip())
+        return self.webhook.to_webhook() if self.webhook is not None else None
 
 
 # a step's kind → the phase of Firecrawl's progress events
@@ -97,8 +117,8 @@ def _event(record: Record[ResearchJob, ResearchResult], sequence: int, when: flo
 
 
 def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
-    """firecrawl-py's AgentResponse, with Wisp's `sources`, `claims` and `warning`: the answer in `data` (the
-    schema's value, else the cited report) or, in chat mode, in `message`; a job cut short is failed, its
+    """firecrawl-py's AgentResponse, with Wisp's `sources`, `claims`, `llmCalls` and `warning`: the answer in
+    `data` (the schema's value, else the cited report) or, in chat mode, in `message`; a job cut short is failed, its
     answer in `partial`."""
     job, result = record.job, record.result
     body: dict[str, Any] = {"success": record.status != FAILED, "id": record.id, "status": record.status,
@@ -107,7 +127,8 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
     if record.status == PROCESSING or result is None:
         return body
     answer = result.data if job.schema is not None else result.text
-    body |= {"creditsUsed": result.credits_used, "sources": [{"url": s.url, "title": s.title} for s in result.sources],
+    body |= {"creditsUsed": result.credits_used, "llmCalls": result.llm_calls,
+             "sources": [{"url": s.url, "title": s.title} for s in result.sources],
              "claims": list(result.claims)}
     if record.status == COMPLETED:
         body |= {"message": result.text} if job.mode == "chat" and job.schema is None else {"data": answer}

@@ -16,8 +16,8 @@ log = logging.getLogger(__name__)
 PROCESSING, COMPLETED, FAILED = "processing", "completed", "failed"
 J = TypeVar("J")
 R = TypeVar("R")
-# a job, and whether it was told to stop (a cancel): a job that can stop early ends with what it has
-Runner = Callable[[J, Callable[[], bool]], Awaitable[R]]
+# a job's id, the job, and whether it was told to stop (a cancel): a job that can stop early ends with what it has
+Runner = Callable[[str, J, Callable[[], bool]], Awaitable[R]]
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ class MemoryJobs(Generic[J, R]):
     async def _finish(self, job_id: str, job: J) -> None:
         async with self._running:
             try:
-                result = await self._run(job, lambda: self._cancelled(job_id))
+                result = await self._run(job_id, job, lambda: self._cancelled(job_id))
             except Exception as e:  # a bug must fail the job, not leave it processing forever
                 result = crashed(self._kind, job_id, e)
         if (record := self._records.get(job_id)) is not None:

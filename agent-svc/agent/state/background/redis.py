@@ -131,7 +131,7 @@ class RedisJobs(Generic[J, R]):
         else:
             async with self._running, self._cancel_watch(job_id) as cancelled:
                 try:
-                    result = await self._run(record.job, cancelled)
+                    result = await self._run(job_id, record.job, cancelled)
                 except Exception as e:  # a bug fails the job, never leaves it processing
                     result = crashed(self._kind, job_id, e)
         status = FAILED if self._kind.failed(result) else COMPLETED

@@ -32,7 +32,7 @@ def test_a_job_and_its_result_come_back_from_redis_whole() -> None:
 def test_a_cancel_sent_to_one_replica_stops_the_job_another_runs(redis_server: RedisServer) -> None:
     ran: list[ResearchJob] = []
 
-    async def run(job: ResearchJob, cancelled) -> ResearchResult:
+    async def run(job_id: str, job: ResearchJob, cancelled) -> ResearchResult:
         ran.append(job)
         while not cancelled():  # a job checks between its steps
             await asyncio.sleep(0.05)

@@ -16,7 +16,7 @@ from agent.research.budget import Budget
 from agent.research.loop import Researcher, run_research
 from agent.research.settings import ResearchSettings
 
-from ..fake_searxng import FakeSemantic
+from ..fake_searxng import FakeSemantic, WebhookReceiver
 from .corpus import CATS, FALCON, PAGES, QUESTION, ZEPHYR, CorpusSearxng, ScriptedLLM
 
 
@@ -26,7 +26,8 @@ def researched(job: ResearchJob, llm: ScriptedLLM | None = None, engine: CorpusS
     llm_settings = {"llm_http": httpx.AsyncClient(transport=httpx.MockTransport(llm.handle))} if llm else \
         {"llm_base_url": ""}
     search = engine.search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3, **llm_settings)
-    return asyncio.run(run_research(job, Researcher(ResearchSettings(), search), cancelled))
+    return asyncio.run(run_research(job, Researcher(ResearchSettings(), search, WebhookReceiver().sender()),
+                                    cancelled))
 
 
 def urls(result) -> list[str]:

@@ -4,18 +4,21 @@ envelope before any job starts."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from firecrawl import Firecrawl
+from firecrawl.v2.types import AgentWebhookConfig
 from pydantic import BaseModel
 
 from agent.app import create_app
 from agent.config import Settings
 
-from ...fake_searxng import FakeSemantic, serving
+from ...fake_searxng import FakeSemantic, WebhookReceiver, serving
 from ...research.corpus import FALCON, PAGES, QUESTION, ZEPHYR, CorpusSearxng, ScriptedLLM
 from ..served import served
 
@@ -101,7 +104,12 @@ def test_another_clients_or_an_unknown_job_is_a_404(wisp: str) -> None:
     ({"prompt": "q", "model": "gpt-5"}, "model"),
     ({"prompt": "q", "effort": "max"}, "effort"),
     ({"prompt": "q", "maxCredits": 0}, "maxCredits"),
-    ({"prompt": "q", "webhook": "http://127.0.0.1:9/hook"}, "webhook"),
+    ({"prompt": "q", "webhook": "http://10.0.0.7/hook"}, "webhook"),  # private: the SSRF guard's refusal
+    ({"prompt": "q", "webhook": "http://169.254.169.254/latest/meta-data"}, "webhook"),
+    ({"prompt": "q", "webhook": "file:///etc/passwd"}, "webhook"),
+    ({"prompt": "q", "webhook": {"url": WebhookReceiver.URL, "events": ["page"]}}, "webhook"),
+    ({"prompt": "q", "webhook": {"url": WebhookReceiver.URL, "secret": "x"}}, "webhook"),
+    ({"prompt": "q", "webhook": 7}, "webhook"),
     ({"prompt": "q", "threadId": "t1"}, "threadId"),
     ({"prompt": "q", "urls": ["file:///etc/passwd"]}, "urls"),
     ({"prompt": "q", "strictConstrainToURLs": True}, "urls"),
@@ -123,3 +131,59 @@ def test_a_schema_no_value_satisfies_is_a_failed_job_with_its_evidence_as_partia
             prompt=QUESTION, schema=Authorship, effort="low", poll_interval=1, timeout=60)
         assert done.status == "failed" and done.partial_schema_valid is False and "Ada Quill" in done.partial
         assert "schema" in done.error
+
+
+def test_a_webhook_gets_the_jobs_events_in_order_signed_with_its_metadata() -> None:
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    receiver = WebhookReceiver(secret="s3cret")
+    serving(app, CorpusSearxng().search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3, support_floor=0.3,
+                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(LLM.handle))),
+            receiver)
+    for wisp in served(app):
+        webhook = AgentWebhookConfig(url=WebhookReceiver.URL, headers={"X-Run": "7"}, metadata={"batch": "b1"})
+        done = Firecrawl(api_key="fc-any", api_url=wisp).agent(prompt=QUESTION, effort="low", webhook=webhook,
+                                                               poll_interval=1, timeout=60)
+        assert done.status == "completed"
+        types = receiver.types
+        assert types[0] == "agent.started" and types[-1] == "agent.completed" and "agent.action" in types
+        assert all(b["id"] == done.id and b["metadata"] == {"batch": "b1"} for b in receiver.bodies)
+        assert receiver.bodies[-1]["data"][0]["data"] == done.data and receiver.bodies[-1]["success"] is True
+        assert len({b["webhookId"] for b in receiver.bodies}) == len(types)
+        for request in receiver.received:
+            signature = hmac.new(b"s3cret", request.content, hashlib.sha256).hexdigest()
+            assert request.headers["x-firecrawl-signature"] == f"sha256={signature}"
+            assert request.headers["x-run"] == "7" and request.headers["host"] == "127.0.0.1:9"
+
+
+def test_a_webhook_gets_only_the_events_it_asked_for_and_a_cancel() -> None:
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    receiver = WebhookReceiver()
+    serving(app, CorpusSearxng(delay_s=1.0).search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3,
+                                                   llm_base_url=""), receiver)
+    for wisp in served(app):
+        started = httpx.post(f"{wisp}/v2/agent", json={
+            "prompt": QUESTION, "effort": "high",
+            "webhook": {"url": WebhookReceiver.URL, "events": ["completed", "cancelled"]}}).json()
+        httpx.delete(f"{wisp}/v2/agent/{started['id']}")
+        for _ in range(60):
+            if receiver.types:
+                break
+            time.sleep(0.5)
+        assert receiver.types == ["agent.cancelled"] and receiver.bodies[0]["success"] is False
+
+
+def test_a_receiver_that_is_down_gets_the_start_and_the_end_tried_and_the_job_completes(monkeypatch) -> None:
+    from agent.pages import webhooks
+
+    monkeypatch.setattr(webhooks, "RETRY_DELAYS_S", (0.0, 0.0))
+    app = create_app(Settings.of(searxng_url="http://searx.test"))
+    receiver = WebhookReceiver(status=503)
+    serving(app, CorpusSearxng().search(semantic=FakeSemantic(), pages=PAGES, fetch_top=3, support_floor=0.3,
+                                        llm_http=httpx.AsyncClient(transport=httpx.MockTransport(LLM.handle))),
+            receiver)
+    for wisp in served(app):
+        done = Firecrawl(api_key="fc-any", api_url=wisp).agent(prompt=QUESTION, effort="low",
+                                                               webhook=WebhookReceiver.URL, poll_interval=1,
+                                                               timeout=60)
+        assert done.status == "completed"
+        assert receiver.types == ["agent.started"] * 3 + ["agent.completed"] * 3  # each tried 3 times, no actions

@@ -24,11 +24,11 @@ def jobs(path: Path, run, ttl_s: float = 60) -> MemoryJobs[ExtractJob, ExtractRe
 def test_a_job_a_restart_finds_unfinished_runs_again_and_a_finished_one_is_kept(tmp_path: Path) -> None:
     path, stalled, runs = tmp_path / "jobs.sqlite", asyncio.Event(), []
 
-    async def stalls(job: ExtractJob, cancelled) -> ExtractResult:
+    async def stalls(job_id: str, job: ExtractJob, cancelled) -> ExtractResult:
         await stalled.wait()  # never set: the process stops with the job running
         return ExtractResult()
 
-    async def finishes(job: ExtractJob, cancelled) -> ExtractResult:
+    async def finishes(job_id: str, job: ExtractJob, cancelled) -> ExtractResult:
         runs.append(job)
         return ExtractResult({"n": len(runs)})
 
@@ -56,7 +56,7 @@ def test_a_job_a_restart_finds_unfinished_runs_again_and_a_finished_one_is_kept(
 
 
 def test_an_expired_job_is_forgotten_by_the_restart(tmp_path: Path) -> None:
-    async def finishes(job: ExtractJob, cancelled) -> ExtractResult:
+    async def finishes(job_id: str, job: ExtractJob, cancelled) -> ExtractResult:
         return ExtractResult({})
 
     async def scenario() -> None:

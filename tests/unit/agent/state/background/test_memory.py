@@ -32,7 +32,7 @@ class Runner:
     def __init__(self, outcome: ExtractResult | Exception = DONE) -> None:
         self.outcome, self.gate, self.running, self.most = outcome, asyncio.Event(), 0, 0
 
-    async def __call__(self, job: ExtractJob, cancelled) -> ExtractResult:
+    async def __call__(self, job_id: str, job: ExtractJob, cancelled) -> ExtractResult:
         self.cancelled = cancelled
         self.running += 1
         self.most = max(self.most, self.running)

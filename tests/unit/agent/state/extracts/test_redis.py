@@ -50,7 +50,7 @@ async def settled(jobs: RedisJobs, job_id: str, owner: str | None) -> str:
 def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: RedisServer) -> None:
     runs: list[ExtractJob] = []
 
-    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+    async def run(job_id: str, job: ExtractJob, cancelled: object) -> ExtractResult:
         runs.append(job)
         return ExtractResult({"ok": True}, {"ok": ["https://a.test/"]}, ("merged",))
 
@@ -70,7 +70,7 @@ def test_a_job_started_on_one_replica_is_done_and_read_on_another(redis_server: 
 
 
 def test_a_bug_fails_the_job_with_a_pointer_to_the_log(redis_server: RedisServer) -> None:
-    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+    async def run(job_id: str, job: ExtractJob, cancelled: object) -> ExtractResult:
         raise KeyError("boom")
 
     async def steps(first: RedisJobs, second: RedisJobs) -> None:
@@ -81,7 +81,7 @@ def test_a_bug_fails_the_job_with_a_pointer_to_the_log(redis_server: RedisServer
 
 
 def test_the_bounds_hold_over_both_replicas(redis_server: RedisServer) -> None:
-    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+    async def run(job_id: str, job: ExtractJob, cancelled: object) -> ExtractResult:
         return ExtractResult({})
 
     async def steps(first: RedisJobs, second: RedisJobs) -> None:
@@ -98,7 +98,7 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
     async def main() -> None:
         redis = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
         tasks = TaskQueue("redis://127.0.0.1:1/0")
-        jobs = redis_extracts(lambda job, cancelled: None, redis, tasks, 10, 2, 60, 10)
+        jobs = redis_extracts(lambda job_id, job, cancelled: None, redis, tasks, 10, 2, 60, 10)
         with pytest.raises(SharedStateUnavailable):
             await jobs.start(JOB, None)
         with pytest.raises(SharedStateUnavailable):
@@ -110,7 +110,7 @@ def test_redis_out_of_reach_is_a_503(redis_server: RedisServer) -> None:
 def test_a_lost_task_is_queued_again_and_one_that_keeps_killing_replicas_fails(redis_server: RedisServer) -> None:
     runs: list[ExtractJob] = []
 
-    async def run(job: ExtractJob, cancelled: object) -> ExtractResult:
+    async def run(job_id: str, job: ExtractJob, cancelled: object) -> ExtractResult:
         runs.append(job)
         return ExtractResult({})
 

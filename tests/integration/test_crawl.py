@@ -12,7 +12,6 @@ from pathlib import Path
 import httpx
 import pytest
 from firecrawl import AsyncFirecrawl, Firecrawl, V1FirecrawlApp
-from firecrawl.v2.utils.error_handler import BadRequestError
 from requests.exceptions import HTTPError
 
 from offline_web.stack import OfflineStack
@@ -166,15 +165,28 @@ def _wait_for(condition, timeout_s: float = 120) -> None:
     raise AssertionError(f"not within {timeout_s} s")
 
 
-def test_crawl_options_from_a_prompt_are_a_400_not_supported(agent_url: str) -> None:
-    response = httpx.post(f"{agent_url}/v2/crawl/params-preview", json={"url": "https://example.org/",
-                                                                        "prompt": "only the blog posts"})
+def test_a_crawls_options_come_from_its_prompt_in_both_sdks(crawl_agent: str, stack: OfflineStack) -> None:
+    site = f"{stack.web.url}/www.sqlite.org/"
+    prompt = "only the release logs, not the c3ref API pages, at most 3 pages"
+    preview = Firecrawl(api_url=crawl_agent).crawl_params_preview(site, prompt)
+    assert preview.include_paths == [r"^/www\.sqlite\.org/releaselog(?:/|$)"] and preview.limit == 3
+    assert preview.exclude_paths == [r"^/www\.sqlite\.org/c3ref(?:/|$)"]
+    [js] = call_js(crawl_agent, {"method": "crawlParamsPreview", "args": [site, prompt]})
+    assert js["ok"] and js["result"]["includePaths"] == preview.include_paths
+    job = Firecrawl(api_url=crawl_agent).crawl(site, prompt=prompt, sitemap="include", poll_interval=1, timeout=120)
+    crawled = [d.metadata.source_url for d in job.data]
+    assert job.status == "completed" and 1 < len(crawled) <= 3
+    assert all("/releaselog/" in url for url in crawled if url != site), crawled
+    # what the request says itself wins over the prompt
+    started = httpx.post(f"{crawl_agent}/v2/crawl", json={"url": site, "prompt": prompt, "limit": 2}).json()
+    assert started["success"] and finished_crawl(crawl_agent, started["id"])["total"] <= 2
+
+
+@pytest.mark.parametrize("body", [{"url": "https://example.org/"}, {"url": "https://example.org/", "prompt": " "},
+                                  {"url": "https://example.org/", "prompt": "x" * 10_001}, {"prompt": "the blog"}])
+def test_a_params_preview_without_a_prompt_or_url_is_a_400(crawl_agent: str, body: dict) -> None:
+    response = httpx.post(f"{crawl_agent}/v2/crawl/params-preview", json=body)
     assert response.status_code == 400 and response.json()["success"] is False
-    assert response.json()["error"].startswith("Crawl options derived from a prompt are not supported")
-    with pytest.raises(BadRequestError, match="not supported"):
-        Firecrawl(api_url=agent_url).crawl_params_preview("https://example.org/", "only the blog posts")
-    [js] = call_js(agent_url, {"method": "crawlParamsPreview", "args": ["https://example.org/", "only the blog"]})
-    assert not js["ok"] and js["error"]["status"] == 400 and "not supported" in js["error"]["message"]
 
 
 @pytest.fixture(scope="module")

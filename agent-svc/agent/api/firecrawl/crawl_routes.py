@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.requests import HTTPConnection
@@ -11,9 +14,10 @@ from agent.api.firecrawl.crawl_wire import MAX_PAGE_BYTES, active_body, errors_b
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
 from agent.core.crawl_options import CRAWL
-from agent.errors import BadRequest
 from agent.index.crawl.manager import Crawls
-from agent.index.crawl.options import CrawlRequest, V1CrawlRequest
+from agent.index.crawl.options import CrawlRequest, ParamsPreviewRequest, V1CrawlRequest, page_url
+from agent.index.crawl.prompted import crawl_options_from
+from agent.services import Services
 
 router = APIRouter()
 
@@ -37,7 +41,12 @@ def api_base_url(request: Request) -> str:
 async def start_crawl(request: Request) -> JSONResponse:
     crawls = _crawls(request)
     model = V1CrawlRequest if api_version(request) == "v1" else CrawlRequest
-    options = (await read_request(request, model)).to_options(request_settings(request).crawl_max_pages)
+    body, max_pages = await read_request(request, model), request_settings(request).crawl_max_pages
+    notes: tuple[str, ...] = ()
+    if body.prompt and body.prompt.strip():
+        body, notes = await _prompted(request, body, max_pages)
+    options = body.to_options(max_pages)
+    options = replace(options, warnings=options.warnings + notes)
     return JSONResponse(started_body(await crawls.start(options, owner_of(request.scope)), api_base_url(request)))
 
 
@@ -73,7 +82,23 @@ async def crawl_errors(job_id: str, request: Request) -> JSONResponse:
     return JSONResponse(errors_body(job_id, errors, robots_blocked))
 
 
+async def _prompted(request: Request, body: CrawlRequest, max_pages: int) -> tuple[CrawlRequest, tuple[str, ...]]:
+    """`body` with the options its prompt gives where it set none itself (what a request says wins), and what was
+    taken from the prompt."""
+    services: Services = request.app.state.services
+    derived = await crawl_options_from(page_url(body.url), body.prompt or "", services.upstreams.llm,
+                                       services.map_tools, max_pages)
+    taken = {name: value for name, value in derived.options.items() if getattr(body, name) is None}
+    said = f"options from the prompt: {json.dumps(taken)}" if taken else "the prompt gave no crawl option"
+    return body.model_copy(update=taken), (*derived.warnings, said)
+
+
 @router.post("/v2/crawl/params-preview")
-async def crawl_params_preview() -> JSONResponse:
-    raise BadRequest("Crawl options derived from a prompt are not supported by Wisp: give the crawl's options "
-                     "(includePaths, excludePaths, maxDiscoveryDepth, limit, …) in the crawl request")
+async def crawl_params_preview(request: Request) -> JSONResponse:
+    """The options a crawl's prompt would give (firecrawl-py's `crawl_params_preview`)."""
+    body = await read_request(request, ParamsPreviewRequest)
+    services: Services = request.app.state.services
+    derived = await crawl_options_from(page_url(body.url), body.prompt.strip(), services.upstreams.llm,
+                                       services.map_tools, request_settings(request).crawl_max_pages)
+    reply: dict[str, object] = {"success": True, "data": {"url": page_url(body.url), **derived.options}}
+    return JSONResponse(reply | ({"warning": "; ".join(derived.warnings)} if derived.warnings else {}))

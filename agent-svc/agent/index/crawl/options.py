@@ -87,8 +87,6 @@ class CrawlRequest(BaseModel):
         warnings = []
         if self.webhook is not None:
             warnings.append("webhook is not supported: poll GET /v2/crawl/{id}")
-        if self.prompt is not None:
-            warnings.append("prompt is not supported: the crawl used the options given")
         limit = self.limit or max_pages
         if limit > max_pages:
             warnings.append(f"limit {limit} is above CRAWL_MAX_PAGES: crawling at most {max_pages} pages")
@@ -133,6 +131,22 @@ def url_depth(url: str) -> int:
     """How many path segments `url` has, as Firecrawl counts them: / is 0, /a/b and /a/b/ are 2."""
     segments = urlsplit(url).path.split("/")
     return len(segments) - 1 - (1 if len(segments) > 1 and segments[0] == segments[-1] == "" else 0)
+
+
+class ParamsPreviewRequest(BaseModel):
+    """POST /v2/crawl/params-preview: the options a crawl's prompt would give."""
+
+    model_config = ConfigDict(extra="allow")
+
+    url: StrictStr = Field(min_length=1, max_length=MAX_URL_CHARS)
+    prompt: StrictStr = Field(min_length=1, max_length=10_000)
+
+    @field_validator("prompt")
+    @classmethod
+    def _not_blank(cls, prompt: str) -> str:
+        if not prompt.strip():
+            raise ValueError("prompt must not be blank")
+        return prompt
 
 
 def page_url(url: str, path: list[str | int] | None = None) -> str:

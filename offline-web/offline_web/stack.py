@@ -165,3 +165,11 @@ def llm_service(workdir: Path, port: int | None = None) -> Service:
     port = port or free_port()
     return Service("llm", [sys.executable, "-m", "offline_web.llm", "--port", str(port)],
                    f"http://127.0.0.1:{port}", workdir / "llm.log", health_path="/v1/models")
+
+
+def poor_llm_service(workdir: Path, port: int | None = None) -> Service:
+    """An OpenAI-compatible LLM that plans poorly, scripted (`offline_web.poor_llm`): instant, for evaluating
+    research jobs against the worst a small model does."""
+    port = port or free_port()
+    return Service("poor-llm", [sys.executable, "-m", "offline_web.poor_llm", "--port", str(port)],
+                   f"http://127.0.0.1:{port}", workdir / "poor-llm.log", health_path="/v1/models")

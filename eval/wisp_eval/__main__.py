@@ -6,6 +6,8 @@
     python -m wisp_eval calibrate --queries Q --qrels R --agent URL --mode semantic   (or --sites S: offline)
     python -m wisp_eval claims --passages P --claims C [--semantic URL]   (precision/recall of `supported`)
     python -m wisp_eval passages --sites S --out P   (the passages the judged claims are written from)
+    python -m wisp_eval research --sites S [--split validation] [--llms none,test,poor]   (multi-hop research jobs)
+    python -m wisp_eval research-check --sites S   (the multi-hop set's gold pages and facts against the corpus)
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
             return _claims(args)
         if args.command == "passages":
             return _passages(args)
+        if args.command in ("research", "research-check"):
+            return _research(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -210,6 +214,70 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _research(args: argparse.Namespace) -> int:
+    import json
+
+    from offline_web.sites import load_sites
+    from wisp_eval.multihop import check_multihop, load_multihop
+    from wisp_eval.research import HybridSearch, ResearchJobs, as_dicts, evaluate, summarize, table
+
+    questions = load_multihop(args.questions, args.hops)
+    if args.command == "research-check":
+        problems = check_multihop(load_sites(args.sites), questions)
+        for problem in problems:
+            print(f"problem: {problem}", file=sys.stderr)
+        print(f"{len(questions)} questions, {len(problems)} problems")
+        return 1 if problems else 0
+    chosen = [q for q in questions if args.split in ("all", q.split)][: args.max_questions or None]
+    llms = [name.strip() for name in args.llms.split(",") if name.strip()]
+    started = time.monotonic()
+    with _research_stack(args.sites, llms) as agents, httpx.Client(timeout=args.timeout) as client:
+        systems = [HybridSearch(next(iter(agents.values())), client, args.limit)]
+        systems += [ResearchJobs(f"research, {name} LLM", url, client, args.timeout) for name, url in agents.items()]
+        rows = evaluate(chosen, systems, progress=_print_research_progress)
+    summary = summarize(rows)
+    meta = {"questions_file": str(args.questions), "split": args.split, "questions": len(chosen), "llms": llms,
+            "limit": args.limit, "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "wall_s": round(time.monotonic() - started, 1)}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "research.json").write_text(json.dumps({"meta": meta, "summary": summary, "rows": as_dicts(rows)},
+                                                       indent=2))
+    print(table(summary))
+    print(f"wrote {args.out}/research.json", file=sys.stderr)
+    return 0
+
+
+def _print_research_progress(done: int, total: int, question, rows) -> None:
+    parts = [f"{r.system}: {'all' if r.all_hops else f'{r.hop_recall:.2f}'} {'key' if r.answer_found else '-'} "
+             f"{r.seconds:.0f}s" for r in rows]
+    print(f"[{done}/{total}] {question.qid} " + " | ".join(parts), file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _research_stack(sites: Path, llms: list[str]) -> Iterator[dict[str, str]]:
+    """The offline web, searx and semantic-svc, and one agent-svc per LLM (`none`, `test`: SmolLM2, `poor`: the
+    scripted poor planner), each with its own page cache and job store: name → agent-svc URL."""
+    from contextlib import ExitStack
+
+    from offline_web.stack import llm_service, offline_search_stack, poor_llm_service, semantic_service, uvicorn_service
+
+    with tempfile.TemporaryDirectory(prefix="wisp-research-") as tmp, ExitStack() as running:
+        workdir = Path(tmp)
+        offline = running.enter_context(offline_search_stack(sites, workdir))
+        semantic = running.enter_context(semantic_service(workdir).started(timeout_s=300))
+        agents = {}
+        for name in llms:
+            env = {"SEARXNG_URL": offline.searx.url, "SEMANTIC_SVC_URL": semantic.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
+                   "CRAWL_DB": str(workdir / f"{name}-crawls.sqlite"),
+                   "RESEARCH_DB": str(workdir / f"{name}-research.sqlite"),
+                   "PAGE_CACHE_DIR": str(workdir / f"{name}-pages"), "LLM_BASE_URL": ""}
+            if name != "none":
+                service = {"test": llm_service, "poor": poor_llm_service}[name](workdir)
+                env["LLM_BASE_URL"] = running.enter_context(service.started(timeout_s=120)).url + "/v1"
+            agents[name] = running.enter_context(uvicorn_service(f"agent-{name}", "agent.app:app", workdir, env)).url
+        yield agents
+
+
 @contextmanager
 def _offline_stack(sites: Path, with_semantic: bool) -> Iterator[tuple[str, str]]:
     """The offline web, a real searx and agent-svc (and semantic-svc) on loopback, while the run lasts."""
@@ -274,6 +342,18 @@ def _parser() -> argparse.ArgumentParser:
     passages.add_argument("--count", type=int, default=60)
     passages.add_argument("--seed", type=int, default=24)
     passages.add_argument("--out", type=Path, default=Path("eval/data/claims/passages.tsv"))
+    for name, help_text in (("research", "research jobs against one hybrid search on the multi-hop set"),
+                            ("research-check", "check the multi-hop set's gold pages and facts against the corpus")):
+        research = sub.add_parser(name, help=help_text)
+        research.add_argument("--sites", type=Path, default=Path("eval/data/sites.tsv"))
+        research.add_argument("--questions", type=Path, default=Path("eval/data/research/questions.tsv"))
+        research.add_argument("--hops", type=Path, default=Path("eval/data/research/hops.tsv"))
+        research.add_argument("--split", choices=["dev", "validation", "all"], default="validation")
+        research.add_argument("--max-questions", type=int, default=0, help="the first N of the split (0: all)")
+        research.add_argument("--llms", default="none,test,poor", help="agent-svcs to run: none, test, poor")
+        research.add_argument("--limit", type=int, default=10, help="results of the one hybrid search")
+        research.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one job")
+        research.add_argument("--out", type=Path, default=Path("eval-results"))
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

@@ -69,6 +69,12 @@ class AlreadyFinished(WispError):
         super().__init__(f"{what} is already {status}")
 
 
+class ThreadBusy(WispError):
+    """A research thread's last job is still running: a follow-up waits for its answer."""
+
+    status = 409
+
+
 class PastTimeLimit(WispError):
     """More URLs for a job past CRAWL_MAX_DURATION_S: it would stop at once, leaving them unvisited."""
 

@@ -161,6 +161,34 @@ def test_a_replica_killed_mid_crawl_hands_its_pages_to_the_others(stack: Offline
         assert max(fetched.values()) <= 2 and sum(n == 2 for n in fetched.values()) <= 8  # only what it held
 
 
+def test_a_replica_killed_mid_research_job_has_the_job_run_again_on_another(stack: OfflineStack, slow_pages: None,
+                                                                            tmp_path: Path) -> None:
+    with scaled_agents(stack.searx.url, tmp_path, 3, {**ENV, "LLM_BASE_URL": ""}) as agents:
+        job_id = httpx.post(agents.url + "/v2/agent", json={"prompt": "How does SQLite checkpoint the WAL, and "
+                                                            "what does git stash keep?", "effort": "low"}).json()["id"]
+        deadline = time.monotonic() + 30
+        while not (holders := [r for r in agents.replicas if running_tasks(r, "research.run") > 0]):
+            assert time.monotonic() < deadline, "no replica took the job"
+            time.sleep(0.05)
+        victim = holders[0]
+        victim.process.kill()  # SIGKILL mid-job: its task's lease is no longer renewed
+        living = [r for r in agents.replicas if r is not victim]
+        deadline = time.monotonic() + 180
+        while (status := httpx.get(f"{living[0].url}/v2/agent/{job_id}").json())["status"] == "processing":
+            assert time.monotonic() < deadline, status
+            time.sleep(0.5)
+        assert status["status"] in ("completed", "failed") and status["sources"], status  # run again to its end
+
+
+def running_tasks(replica: Service, task: str) -> float:
+    try:
+        lines = httpx.get(replica.url + "/metrics").text.splitlines()
+    except httpx.HTTPError:
+        return 0.0
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines
+               if line.startswith(f'wisp_agent_queue_tasks_running{{task="{task}"}}'))
+
+
 def test_redis_killed_and_restarted_mid_run_costs_no_search_and_no_page(stack: OfflineStack, slow_pages: None,
                                                                          tmp_path: Path) -> None:
     limited = {**ENV, "RATE_LIMIT_PER_MIN": "100000", "RANKED_CONCURRENCY_PER_KEY": "4"}  # searches ask Redis too

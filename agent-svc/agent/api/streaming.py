@@ -1,25 +1,26 @@
-"""`stream: true`: a search's answer as the model writes it, for the front door's streaming surfaces (each shapes
-the pieces into its own server-sent events). A request that is wrong gets its 4xx before any event, and a client
-that goes away cancels the search."""
+"""`stream: true`: a search's answer as the model writes it, or a research job's steps and report, for the
+streaming surfaces (each shapes the pieces into its own server-sent events). A request that is wrong gets its 4xx
+before any event, and a client that goes away cancels the run."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
-
-from agent.core.outcome import SearchOutcome
+from typing import Any, TypeVar
 
 EVENT_STREAM = "text/event-stream"
 OnText = Callable[[str], None]  # what a search calls with each piece of the answer's text
+Piece = TypeVar("Piece")
+Outcome = TypeVar("Outcome")
 
 
-async def answer_stream(run: Callable[[OnText], Awaitable[SearchOutcome]]
-                        ) -> AsyncIterator[str | SearchOutcome]:
-    """The answer's text as the model writes it, then the search's outcome (its error raised); `run` starts the
-    search with the callback that gets the text. A consumer that goes away cancels the search."""
-    texts: asyncio.Queue[str] = asyncio.Queue()
+async def answer_stream(run: Callable[[Callable[[Piece], None]], Awaitable[Outcome]]
+                        ) -> AsyncIterator[Piece | Outcome]:
+    """What a run reports as it goes (the answer's text as the model writes it, a research job's steps), then its
+    outcome (its error raised); `run` starts it with the callback that gets the pieces. A consumer that goes away
+    cancels the run."""
+    texts: asyncio.Queue[Piece] = asyncio.Queue()
     search = asyncio.ensure_future(run(texts.put_nowait))
     try:
         while not search.done() or not texts.empty():
@@ -31,7 +32,7 @@ async def answer_stream(run: Callable[[OnText], Awaitable[SearchOutcome]]
         search.cancel()
 
 
-async def _next_text(texts: asyncio.Queue[str], search: asyncio.Task) -> str | None:
+async def _next_text(texts: asyncio.Queue[Piece], search: asyncio.Task) -> Piece | None:
     """The next piece of text, or None once the search is over."""
     getting = asyncio.ensure_future(texts.get())
     try:

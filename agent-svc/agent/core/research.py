@@ -28,6 +28,9 @@ class ResearchJob:
     system_prompt: str | None = None
     citation_format: str = "numbered"  # Tavily's: how its surface shows the report's citations
     webhook: Webhook | None = None  # where its events are delivered, each through the SSRF guard
+    thread_id: str = ""  # the thread it continues (its first job's id); "" for a thread's first job
+    turn: int = 1
+    history: tuple[tuple[str, str], ...] = ()  # the thread's earlier questions and answers, oldest first
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Step:
     kind: str  # plan | search | read | reflect | write | stop
     detail: str
     at_s: float
+    query: str = ""  # a search's query
+    urls: tuple[str, ...] = ()  # the pages a search or a read noted
 
 
 @dataclass(frozen=True)

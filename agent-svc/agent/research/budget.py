@@ -21,8 +21,8 @@ class Budget:
 
 
 EFFORT_BUDGETS = {
-    "low": Budget(rounds=2, queries=2, results=5, llm_calls=3, wall_s=60.0),
-    "medium": Budget(rounds=3, queries=3, results=5, llm_calls=5, wall_s=120.0),
-    "high": Budget(rounds=5, queries=4, results=8, llm_calls=9, wall_s=300.0),
+    "low": Budget(rounds=2, queries=3, results=5, llm_calls=3, wall_s=60.0),
+    "medium": Budget(rounds=3, queries=5, results=8, llm_calls=5, wall_s=120.0),
+    "high": Budget(rounds=5, queries=6, results=8, llm_calls=9, wall_s=300.0),
 }
 TAVILY_MODELS = {"mini": "low", "pro": "medium", "auto": "medium"}

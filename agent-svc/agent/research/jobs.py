@@ -25,7 +25,8 @@ ResearchJobs = MemoryJobs[ResearchJob, ResearchResult] | RedisJobs[ResearchJob, 
 RESEARCH: Kind[ResearchResult] = Kind(
     "research job", "RESEARCH", "Agent job not found", TooManyResearchJobs,
     failed=lambda result: result.cut_short or not result.sources or result.error is not None,
-    crashed=lambda message: ResearchResult("", (), ERROR, error=message))
+    crashed=lambda message: ResearchResult("", (), ERROR, error=message),
+    group_of=lambda job: job.thread_id)
 
 
 def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs:
@@ -49,13 +50,14 @@ def research_jobs(researcher: Researcher, shared: Shared | None) -> ResearchJobs
 def _job_of(fields: dict[str, Any]) -> ResearchJob:
     webhook = fields.get("webhook")
     return ResearchJob(**{**fields, "urls": tuple(fields["urls"]),
+                          "history": tuple(tuple(turn) for turn in fields.get("history", ())),
                           "webhook": Webhook(**{**webhook, "events": tuple(webhook["events"])}) if webhook else None})
 
 
 def _result_of(fields: dict[str, Any]) -> ResearchResult:
     return ResearchResult(**{**fields, "sources": tuple(ResearchSource(**s) for s in fields["sources"]),
                              "claims": tuple(fields["claims"]), "warnings": tuple(fields["warnings"]),
-                             "steps": tuple(Step(**s) for s in fields["steps"])})
+                             "steps": tuple(Step(**{**s, "urls": tuple(s.get("urls", ()))}) for s in fields["steps"])})
 
 
 PLACE = Place("wisp:research:", "research.run", Codec(asdict, _job_of, asdict, _result_of))

@@ -47,6 +47,7 @@ from agent.research.budget import EFFORT_BUDGETS, Budget
 from agent.research.notes import Notebook, found_passages, salient_terms
 from agent.research.queries import QUERIES_SCHEMA, decomposed, fresh, interleaved, key, llm_queries
 from agent.research.settings import ResearchSettings
+from agent.research.threads import thread_question
 from agent.search.service import Search
 from agent.upstream.llm import LLMUnavailable
 
@@ -56,6 +57,7 @@ NOTES_IN_PROMPT = 6  # notes a follow-up's prompt shows the LLM, each cut to its
 NOTE_IN_PROMPT_CHARS = 240
 SNIPPET_CHARS = 400  # of a source's first note, for the surfaces that show one (Sonar's search_results)
 READ_PER_URL = 2  # passages of a given URL's page noted
+FEEDBACK_TERMS = 3  # words a follow-up takes from the passages its part found
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,12 @@ class _Run:
     credits: int = 0
     llm_calls: int = 0
     asked: set[frozenset[str]] = field(default_factory=set)
+    searched: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def step(self, kind: str, detail: str) -> None:
-        step = Step(kind, detail, round(time.monotonic() - self.started, 3))
+    def step(self, kind: str, detail: str, query: str = "", urls: tuple[str, ...] = ()) -> None:
+        step = Step(kind, detail, round(time.monotonic() - self.started, 3), query, urls)
         self.steps.append(step)
         if self.on_step is not None:
             self.on_step(step)
@@ -134,6 +137,13 @@ async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Call
 
 
 async def _research(run: _Run, researcher: Researcher) -> str:
+    if run.job.history:
+        llm = researcher.search.services.upstreams.llm
+        question, warning = await thread_question(run.job, llm)
+        run.llm_calls += 1 if llm.base_url else 0
+        run.warnings += [warning] if warning else []
+        run.job = replace(run.job, prompt=question)
+        run.step("plan", f"turn {run.job.turn} of its thread, asked as: {question}")
     if run.job.urls:
         await _read_given(run, researcher)
     queries = await _planned(run, researcher)
@@ -145,7 +155,7 @@ async def _research(run: _Run, researcher: Researcher) -> str:
             return CONVERGED
         if round_ + 1 == run.budget.rounds:
             break
-        queries = await _follow_ups(run, researcher, round_)
+        queries = await _follow_ups(run, researcher)
         if not queries:
             return CONVERGED
     return DONE
@@ -164,18 +174,24 @@ async def _planned(run: _Run, researcher: Researcher) -> list[str]:
     return queries
 
 
-async def _follow_ups(run: _Run, researcher: Researcher, round_: int) -> list[str]:
-    """The next round's queries: the question's parts the notes do not cover yet (or the question again), each
-    with the words the round's best passages add, in turn with the LLM's valid follow-ups."""
+async def _follow_ups(run: _Run, researcher: Researcher) -> list[str]:
+    """The next round's queries: each part of the question that no note covers yet (or the question again), with
+    the words that its own search's and the whole question's best passages add (pseudo-relevance feedback: how a
+    bridge question's second hop is found), in turn with the LLM's valid follow-ups."""
     prompt, notebook = run.job.prompt, run.notebook
     shown = "\n".join(f"- {p.text[:NOTE_IN_PROMPT_CHARS]}" for p in notebook.for_report()[:NOTES_IN_PROMPT])
     ask = (f"Question: {prompt}\n\nNotes so far:\n{shown}\n\nWhat is still missing to answer the question? Write up "
            f"to {run.budget.queries} new web search queries for it. Answer with JSON: "
            '{"queries": ["...", "..."]}')
     suggested = await _llm_queries(run, researcher, ask, f"{prompt}\n{notebook.text()}")
-    salient = salient_terms(notebook.of_round(round_), content_terms(prompt), 3)
-    missing = [part for part in decomposed(prompt) if not notebook.covers(part)] or [prompt]
-    expanded = [f"{part} {' '.join(salient)}".strip() for part in missing]
+    parts = decomposed(prompt)
+    # the whole question is asked again only when it has no parts of its own
+    missing = [part for part in parts[1:] or parts if not notebook.covers(part)] or parts[:1]
+    known, noted = content_terms(prompt), notebook.for_report()
+    expanded = []
+    for part in missing:
+        found = notebook.found_by({q for q in run.searched if q.startswith(part)} | {parts[0]})
+        expanded.append(" ".join([part, *salient_terms(found, known, FEEDBACK_TERMS, noted)]))
     queries = fresh(interleaved(expanded, suggested), run.asked)
     run.step("reflect", f"missing: {'; '.join(missing)}; next: {'; '.join(queries[:run.budget.queries]) or 'none'}")
     return queries
@@ -201,6 +217,7 @@ async def _searched(run: _Run, researcher: Researcher, query: str, round_: int) 
     """Search `query` as a user's search runs, and note what it found; the new notes' number."""
     run.spend()
     run.asked.add(key(query))
+    run.searched.append(query)
     search, job = researcher.search, run.job
     sites = [urlsplit(url).hostname or "" for url in job.urls] if job.strict_urls else []
     request = SearchQuery(query=search.query_limit(query), limit=run.budget.results,
@@ -210,10 +227,11 @@ async def _searched(run: _Run, researcher: Researcher, query: str, round_: int) 
         outcome = await search.run(search.prepared(request))
     except WispError as e:
         run.warnings.append(f"the search {query!r} failed: {e.message}")
-        run.step("search", f"{query} → failed")
+        run.step("search", f"{query} → failed", query)
         return 0
     run.notebook, added = run.notebook.noted(found_passages(outcome), query, round_)
-    run.step("search", f"{query} → {len(outcome.buckets.get('web', []))} results, {added} new notes")
+    noted = tuple(dict.fromkeys(p.url for p in run.notebook.found_by({query})))
+    run.step("search", f"{query} → {len(outcome.buckets.get('web', []))} results, {added} new notes", query, noted)
     return added
 
 
@@ -256,13 +274,13 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
                  for s in _sources(passages)]
         extracted = await answers.extract(run.job.prompt, run.job.schema, run.job.system_prompt, pages,
                                           lambda: deadline - time.monotonic(), ctx.schemas)
-        run.llm_calls += 1
+        run.llm_calls += 1 if answers.llm.base_url else 0
         run.warnings += extracted.warnings
         error = None if extracted.value is not None else (
             f"no value valid against the schema was read from the notes: {extracted.error or 'the LLM gave none'}")
         return replace(_evidence_result(run, stop, passages), data=extracted.value, error=error)
     rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt), passages, (), ctx)
-    run.llm_calls += 1
+    run.llm_calls += 1 if answers.llm.base_url else 0
     return _from_rich(run, stop, rich, passages)
 
 

@@ -4,8 +4,10 @@ bounded whatever it reads (Tavily's distilled reflections, in passages rather th
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from wisp_text.chunking import Chunk
@@ -16,7 +18,7 @@ from agent.core.passage import Passage, snippet_chunk
 from agent.core.sources import source
 
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][\w.+-]+")  # a capitalised word after a lower-case one
-PER_SEARCH = 4  # notes a search gives at most: its best passage of each of its best pages
+PER_SEARCH = 5  # notes a search gives at most: its best passage of each of its best pages
 
 
 @dataclass(frozen=True)
@@ -53,16 +55,18 @@ class Notebook:
         """The notes in the order the report reads them: every search's best, then every search's second…"""
         return [n.passage for n in sorted(self.notes, key=lambda n: (n.rank, n.round))]
 
-    def of_round(self, round_: int) -> list[Passage]:
-        return [n.passage for n in self.notes if n.round == round_]
-
     def text(self) -> str:
         return "\n".join(n.passage.scored_text for n in self.notes)
 
+    def found_by(self, queries: Collection[str]) -> list[Passage]:
+        return [n.passage for n in self.notes if n.query in queries]
+
     def covers(self, part: str, share: float = 0.75) -> bool:
-        """Whether the notes hold `share` of the content words of `part` (a part of the question)."""
+        """Whether one note holds `share` of the content words of `part` (a part of the question) in its page's
+        URL, title or text: the part was found, not merely its words spread over several pages."""
         wanted = set(content_terms(part))
-        return not wanted or len(wanted & set(content_terms(self.text()))) >= share * len(wanted)
+        return not wanted or any(len(wanted & set(content_terms(f"{n.passage.url} {n.passage.scored_text}")))
+                                 >= share * len(wanted) for n in self.notes)
 
 
 def found_passages(outcome: SearchOutcome) -> list[Passage]:
@@ -81,11 +85,13 @@ def _cut(passage: Passage, chars: int) -> Passage:
     return replace(passage, chunk=Chunk(chunk.index, chunk.text[:chars].rsplit(" ", 1)[0] + " …", chunk.heading))
 
 
-def salient_terms(passages: Sequence[Passage], known: Iterable[str], count: int) -> list[str]:
+def salient_terms(passages: Sequence[Passage], known: Iterable[str], count: int,
+                  background: Sequence[Passage] = ()) -> list[str]:
     """The words of `passages` that `known` (the question's) does not hold, most telling first: what the pages
     found that a follow-up should ask about (pseudo-relevance feedback). A word scores for each passage that holds
     it, for its uses, and for being a name (capitalised inside a sentence): the thing a bridge question's second
-    hop is about."""
+    hop is about; and it scores less the more of the `background` passages (everything the job noted) hold it, as
+    a word every page uses ("data", "function") tells nothing."""
     skip = set(known)
     score: dict[str, float] = {}
     for passage in passages:
@@ -95,5 +101,7 @@ def salient_terms(passages: Sequence[Passage], known: Iterable[str], count: int)
             score[term] = score.get(term, 0.0) + 1.0
         for term in set(terms):
             score[term] += 2.0 + (2.0 if term in names else 0.0)
-    ranked = sorted((t for t in score if t not in skip), key=lambda t: -score[t])
+    spread = Counter(t for p in background for t in set(content_terms(p.scored_text)))
+    rarity = {t: math.log((1 + len(background)) / (1 + spread[t])) + 1.0 for t in score}
+    ranked = sorted((t for t in score if t not in skip), key=lambda t: -score[t] * rarity[t])
     return ranked[:count]

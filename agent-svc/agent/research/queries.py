@@ -14,10 +14,14 @@ from wisp_text.terms import content_terms
 MAX_QUERY_CHARS = 200
 QUERIES_SCHEMA = {"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
                   "required": ["queries"]}
-# where a question's parts meet: a question mark, a semicolon, "and then", ", and"
-_CLAUSES = re.compile(r"\?\s+|;\s*|,?\s+(?:and then|and also|as well as)\s+|,\s+and\s+", re.I)
-# two named things compared: "SQLite and PostgreSQL", "git vs mercurial", "A or B"
-_PAIR = re.compile(r"\b([\w.+#-]+)\s+(?:and|or|vs\.?|versus)\s+([\w.+#-]+)\b", re.I)
+# where a question's parts meet: punctuation (a joining word after it too), a sentence's end, the words that join
+# clauses or list items
+_SEGMENTS = re.compile(r"\s*(?:[,;:?]|\.(?=\s))\s*(?:(?:and|or|but)\s+)?|"
+                       r"\s+(?:and then|and also|as well as|and|or|vs\.?|versus|whereas|while|but)\s+", re.I)
+# a name: a capitalised word (not an acronym), or a word with code in it (subprocess.run(), shell=True, C++, --inspect)
+_NAMED = re.compile(r"^(?:[A-Z](?![A-Z0-9]*$)|\S*\w[.+#=_(/]|\S*[+#]$|--?\w)")
+SHORT_PART = 3  # content words of a part that is a list item ("the PostgreSQL server"), not a clause
+CORE_WORDS = 8
 
 
 def key(query: str) -> frozenset[str]:
@@ -26,16 +30,37 @@ def key(query: str) -> frozenset[str]:
 
 
 def decomposed(prompt: str) -> list[str]:
-    """The prompt's parts as queries, the whole prompt first: its clauses, and for a comparison the prompt once
-    for each side."""
+    """The prompt's parts as queries, the whole prompt first. A question that names several things (a comparison,
+    a list, a constraint on two tools) is split where its parts meet, and each part is asked with the question's
+    core (`_core`). "The deque type in Rust's std, in C++'s, and in
+    Python's collections" asks "deque type Rust's std", "C++'s deque type" and "Python's collections deque
+    type"; "Which of SQLite and PostgreSQL checkpoints automatically?" asks "Which of SQLite checkpoints
+    automatically" and "PostgreSQL checkpoints automatically"."""
     whole = prompt.strip()[:MAX_QUERY_CHARS]
-    parts = [whole]
-    parts += [clause.strip(" ,.?") for clause in _CLAUSES.split(prompt) if len(content_terms(clause)) >= 2]
-    for pair in _PAIR.finditer(prompt):
-        first, second = pair.group(1), pair.group(2)
-        if content_terms(first) and content_terms(second):
-            parts += [prompt.replace(pair.group(0), side, 1).strip()[:MAX_QUERY_CHARS] for side in (first, second)]
-    return fresh(parts, ())
+    segments = [s.strip(" .!\"'") for s in _SEGMENTS.split(prompt) if s and content_terms(s)]
+    if len(segments) < 2:
+        return fresh([whole], ())
+    core = _core(prompt, segments)
+    parts = [" ".join([segment, *(w for w in core if not set(content_terms(w)) & set(content_terms(segment)))])
+             for segment in segments]
+    return fresh([whole, *(part[:MAX_QUERY_CHARS] for part in parts)], ())
+
+
+def _core(prompt: str, segments: list[str]) -> list[str]:
+    """What each part is asked with: the head's words that are not names ("What TCP port does each of these
+    listen on by default": TCP port each listen default), or when the head has fewer than two (a comparison's
+    "Which of SQLite"), the question's words that are neither names nor in a list item."""
+    words = _words(segments[0])
+    head = [w for n, w in enumerate(dict.fromkeys(words)) if content_terms(w) and (n == 0 or not _NAMED.match(w))]
+    if len(head) >= 2:
+        return head[:CORE_WORDS]
+    items = {t for s in segments if len(content_terms(s)) <= SHORT_PART for t in content_terms(s)}
+    return [w for w in dict.fromkeys(_words(prompt)) if not _NAMED.match(w) and content_terms(w)
+            and not set(content_terms(w)) & items][:CORE_WORDS]
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(",.;:!?\"'()") for w in text.split()]
 
 
 def fresh(queries: Iterable[str], asked: Collection[frozenset[str]]) -> list[str]:

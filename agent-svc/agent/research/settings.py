@@ -12,7 +12,7 @@ class ResearchSettings(Section):
 
     research_note_chars: int = Field(600, ge=100, le=4000, description="research: characters of one note (a "
                                      "passage kept as evidence): notes, not pages, are what a job keeps")
-    research_max_notes: int = Field(24, ge=4, le=200, description="research: notes a job keeps; the report is "
+    research_max_notes: int = Field(48, ge=4, le=200, description="research: notes a job keeps; the report is "
                                     "written from them")
     research_db: str = Field("./wisp-data/research.sqlite", description="SQLite file of the research jobs, so that a "
                              "restart runs the unfinished ones again (unused with REDIS_URL: the jobs are in Redis)")

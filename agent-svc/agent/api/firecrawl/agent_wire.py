@@ -4,8 +4,8 @@ returns (firecrawl-py's AgentResponse).
 Lenient like the other routes (unknown keys such as `integration` or `zeroDataRetention` accepted and ignored),
 strict on the types of known keys, with explicit limits: a prompt of 1 to 10,000 characters, EXTRACT_MAX_URLS
 URLs, a schema that is a JSON Schema, `maxCredits` above 0, a webhook of http(s) with known events (its address is
-checked by the route, against the SSRF guard). What Wisp does not run yet (threads) is a 400 that says so, not a
-silent no-op. A job cut short answers `failed` with its `partial` result and `stopReason`:
+checked by the route, against the SSRF guard), a `threadId` of the client's own thread (resolved by the route). A
+job cut short answers `failed` with its `partial` result and `stopReason`:
 firecrawl-py's status is one of processing, completed and failed, so a cancelled job is failed too.
 """
 
@@ -67,9 +67,8 @@ class AgentRequest(BaseModel):
         """The job; a 400 naming what is wrong or not run here."""
         if not self.prompt.strip():
             raise InvalidRequest.check("prompt must not be empty", ["prompt"])
-        if self.threadId is not None:
-            raise InvalidRequest.check("threads are not supported yet: start a new job with the whole question",
-                                       ["threadId"])
+        if self.threadId is not None and not self.threadId.strip():
+            raise InvalidRequest.check("threadId must not be blank", ["threadId"])
         given = [url.strip() for url in self.urls or []]
         if len(given) > settings.extract_max_urls:
             raise InvalidRequest.check(f"{len(given)} urls; at most {settings.extract_max_urls} are accepted per "
@@ -123,7 +122,8 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
     job, result = record.job, record.result
     body: dict[str, Any] = {"success": record.status != FAILED, "id": record.id, "status": record.status,
                             "model": job.model, "effort": job.effort, "mode": job.mode,
-                            "expiresAt": iso_instant(record.expires)}
+                            "expiresAt": iso_instant(record.expires), "threadId": job.thread_id or record.id,
+                            "threadTurn": job.turn}
     if record.status == PROCESSING or result is None:
         return body
     answer = result.data if job.schema is not None else result.text
@@ -140,3 +140,24 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
     if result.warnings:
         body["warning"] = "; ".join(result.warnings)
     return body
+
+
+def thread_body(thread_id: str, runs: list[Record[ResearchJob, ResearchResult]], with_data: bool) -> dict[str, Any]:
+    """firecrawl-py's AgentThreadResponse: the thread and its runs, oldest turn first (`data` with `with_data`)."""
+    ended = [r.created + (r.result.steps[-1].at_s if r.result and r.result.steps else 0.0) for r in runs]
+    return {"success": True, "thread": {
+        "id": thread_id, "createdAt": iso_instant(runs[0].created), "updatedAt": iso_instant(max(ended)),
+        "status": "running" if any(r.status == PROCESSING for r in runs) else "idle",
+        "runs": [_run(record, end, with_data) for record, end in zip(runs, ended, strict=True)]}}
+
+
+def _run(record: Record[ResearchJob, ResearchResult], ended: float, with_data: bool) -> dict[str, Any]:
+    job, status = record.job, status_body(record)
+    run: dict[str, Any] = {"id": record.id, "turn": job.turn, "mode": job.mode, "prompt": job.prompt,
+                           "urls": list(job.urls), "schema": job.schema, "effort": job.effort,
+                           "status": record.status, "createdAt": iso_instant(record.created)}
+    if record.status == PROCESSING:
+        return run
+    run |= {"finishedAt": iso_instant(ended), "creditsUsed": status.get("creditsUsed"),
+            **{k: status[k] for k in ("message", "partial", "partialSchemaValid", "stopReason") if k in status}}
+    return run | ({"data": status["data"]} if with_data and "data" in status else {})

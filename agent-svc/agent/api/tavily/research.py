@@ -1,7 +1,7 @@
 """Tavily's POST /research and GET /research/{request_id} as tavily-python's `research()` and `get_research()`
 send and read them, on Wisp's research jobs (research/): `model` mini, pro and auto are the efforts low, medium and
 medium; `output_schema` makes `content` an object; `citation_format` numbered keeps the report's [n], the others
-name each source in the text and list them in that style at the end."""
+name each source in the text and list them in that style at the end. `stream: true` is research_stream.py's."""
 
 from __future__ import annotations
 
@@ -34,9 +34,6 @@ class TavilyResearchRequest(BaseModel):
     def to_job(self) -> ResearchJob:
         if not self.input.strip():
             raise InvalidRequest.check("input must not be blank", ["input"])
-        if self.stream:
-            raise InvalidRequest.check("streamed research is not supported yet: poll GET /research/{request_id}",
-                                       ["stream"])
         model = self.model or "auto"
         return ResearchJob(self.input.strip(), schema=request_schema(self.output_schema, "output_schema"),
                            effort=TAVILY_MODELS[model], model=model,
@@ -59,26 +56,27 @@ def status_body(record: Record[ResearchJob, ResearchResult]) -> dict[str, Any]:
         return body | {"status": "failed", "error": result.error or "the research found nothing to report"}
     content: Any = result.data if record.job.schema is not None else cited(result.text, result.sources,
                                                                               record.job.citation_format)
-    body |= {"status": "completed", "content": content, "sources": [_source(s) for s in result.sources],
+    body |= {"status": "completed", "content": content, "sources": [source_entry(s) for s in result.sources],
              "response_time": result.steps[-1].at_s if result.steps else 0.0}
     warnings = [*result.warnings, *([] if record.status == COMPLETED else
                                     [f"the research stopped early ({result.stop_reason}): this is what it found"])]
     return body | ({"warning": "; ".join(warnings)} if warnings else {})
 
 
-def cited(text: str, sources: tuple[ResearchSource, ...], style: str) -> str:
-    """The report with its citations in `style`: [n] as they are, or the source's title in the text, and a list
-    of the sources at the end."""
+def cited(text: str, sources: tuple[ResearchSource, ...], style: str, listed: bool = True) -> str:
+    """The report with its citations in `style`: [n] as they are, or the source's title in the text, and (when
+    `listed`) a list of the sources at the end."""
     if style == "numbered":
-        listed = [f"[{n}] {s.title or s.url}: {s.url}" for n, s in enumerate(sources, 1)]
-        return f"{text}\n\nSources:\n" + "\n".join(listed)
+        entries = [f"[{n}] {s.title or s.url}: {s.url}" for n, s in enumerate(sources, 1)]
+        return f"{text}\n\nSources:\n" + "\n".join(entries) if listed else text
 
     def named(match: re.Match[str]) -> str:
         numbers = [int(n) for n in re.findall(r"\d+", match.group(1))]
         titles = [sources[n - 1].title or sources[n - 1].url for n in numbers if 0 < n <= len(sources)]
         return f"({'; '.join(titles)})" if titles else match.group(0)
 
-    return f"{_CITED.sub(named, text)}\n\nWorks cited:\n" + "\n".join(_reference(s, style) for s in sources)
+    works = "\n\nWorks cited:\n" + "\n".join(_reference(s, style) for s in sources) if listed else ""
+    return _CITED.sub(named, text) + works
 
 
 def _reference(source: ResearchSource, style: str) -> str:
@@ -92,7 +90,7 @@ def _reference(source: ResearchSource, style: str) -> str:
     return f'"{title}." Accessed {accessed:%B %d, %Y}. {source.url}.'
 
 
-def _source(source: ResearchSource) -> dict[str, str]:
+def source_entry(source: ResearchSource) -> dict[str, str]:
     host = source.url.split("/")[2] if "//" in source.url else ""
     return {"title": source.title, "url": source.url, "favicon": f"https://{host}/favicon.ico" if host else ""}
 

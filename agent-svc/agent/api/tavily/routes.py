@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from wisp_obs.requests import request_id
 
 from agent.api.bodies import read_request
@@ -16,7 +16,9 @@ from agent.api.front_door import Surface, answer
 from agent.api.gate.admission import admit_costly
 from agent.api.gate.usage import owner_of
 from agent.api.settings import request_settings
+from agent.api.streaming import EVENT_STREAM
 from agent.api.tavily.research import TavilyResearchRequest, started_body, status_body
+from agent.api.tavily.research_stream import research_events
 from agent.api.tavily.wire import (
     EXTRACT_PATH,
     RESEARCH_PATH,
@@ -58,9 +60,12 @@ async def tavily_extract(request: Request) -> JSONResponse:
 
 
 @router.post(RESEARCH_PATH)
-async def tavily_research(request: Request) -> JSONResponse:
+async def tavily_research(request: Request) -> Response:
     body = await read_request(request, TavilyResearchRequest)
     await admit_costly(request)  # the start only: the jobs themselves are bounded by RESEARCH_MAX_JOBS(_PER_KEY)
+    if body.stream:  # run within the request, its slot held until the stream ends
+        return StreamingResponse(research_events(body.to_job(), request.app.state.researcher),
+                                 media_type=EVENT_STREAM, headers={"Cache-Control": "no-cache"})
     jobs, owner = request.app.state.research, owner_of(request.scope)
     record = await jobs.get(await jobs.start(body.to_job(), owner), owner)
     return JSONResponse(started_body(record, body))

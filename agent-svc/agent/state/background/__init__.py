@@ -43,6 +43,7 @@ class Kind(Generic[R]):
     too_many: type[WispError]
     failed: Callable[[R], bool]  # whether a result is a failure
     crashed: Callable[[str], R]  # the failed result of a job that met a bug, from what the client is told
+    group_of: Callable[[Any], str] = lambda job: ""  # the group a job joins (a research thread); "" for none
 
     def too_many_of_yours(self, bound: int) -> WispError:
         return self.too_many(f"{bound} of your {self.noun}s are unfinished ({self.setting}_MAX_JOBS_PER_KEY): retry "

@@ -72,6 +72,9 @@ class RedisJobs(Generic[J, R]):
                     "created": now, "status": PROCESSING, "result": "", "cancelled": ""})
                 pipe.expireat(self._key(job_id), int(expires) + 1)
                 pipe.zadd(self._unfinished, {job_id: expires})
+                if group := self._kind.group_of(job):
+                    pipe.rpush(self._group(group), job_id)
+                    pipe.expireat(self._group(group), int(expires) + 1)
                 await pipe.execute()
         except UNREACHABLE as e:
             raise self._unavailable(e) from e
@@ -90,6 +93,15 @@ class RedisJobs(Generic[J, R]):
         if record is None or record.owner != owner or record.expires <= time.time():
             raise JobNotFound(self._kind.not_found)
         return record
+
+    async def related(self, group: str, owner: str | None) -> list[Record[J, R]]:
+        """`owner`'s jobs that joined `group`, oldest first, on every replica."""
+        try:
+            members = [m.decode() for m in await self._redis.lrange(self._group(group), 0, -1)]
+            records = [await self._record(member) for member in members]
+        except UNREACHABLE as e:
+            raise self._unavailable(e) from e
+        return [r for r in records if r is not None and r.owner == owner and r.expires > time.time()]
 
     async def cancel(self, job_id: str, owner: str | None) -> Record[J, R]:
         """Tell `owner`'s job to stop, on whichever replica runs it; its record. JobNotFound as `get`."""
@@ -179,6 +191,9 @@ class RedisJobs(Generic[J, R]):
 
     def _key(self, job_id: str) -> str:
         return f"{self._place.prefix}{job_id}"
+
+    def _group(self, group: str) -> str:
+        return f"{self._place.prefix}group:{group}"
 
     def _unavailable(self, error: Exception) -> SharedStateUnavailable:
         return SharedStateUnavailable(f"the {self._kind.noun}s (Redis) cannot be reached: {error}")

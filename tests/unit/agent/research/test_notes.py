@@ -19,7 +19,7 @@ def test_a_search_notes_one_passage_a_page_cut_short_and_the_notebook_stays_boun
                                                                                    "https://p0.test/"]
     assert len(notebook.notes[0].passage.text) <= 42 and notebook.notes[0].passage.text.endswith("…")
     notebook, again = notebook.noted(found, "q2", 1)  # what it holds is not noted twice
-    assert again == 2 and len(notebook.notes) == 6  # a.test/'s other passage and p4 reach the bound of 6
+    assert again == 1 and len(notebook.notes) == 6  # a.test/'s other passage reaches the bound of 6
     notebook, none = notebook.noted([passage("https://new.test/", "new")], "q3", 2)
     assert none == 0
 

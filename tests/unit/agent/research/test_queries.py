@@ -5,14 +5,31 @@ from agent.research.queries import decomposed, fresh, interleaved, key, llm_quer
 QUESTION = "Which of SQLite and PostgreSQL checkpoints the WAL automatically?"
 
 
-def test_a_comparison_is_asked_whole_and_once_for_each_side() -> None:
-    assert decomposed(QUESTION) == [QUESTION, "Which of SQLite checkpoints the WAL automatically?",
-                                    "Which of PostgreSQL checkpoints the WAL automatically?"]
+def test_a_comparison_is_asked_whole_and_once_for_each_side_with_its_core() -> None:
+    assert decomposed(QUESTION) == [QUESTION, "Which of SQLite checkpoints WAL automatically",
+                                    "PostgreSQL checkpoints the WAL automatically"]
 
 
-def test_clauses_become_queries_of_their_own() -> None:
-    parts = decomposed("Which tool creates the wal directory; who maintains that tool today")
-    assert parts[1:] == ["Which tool creates the wal directory", "who maintains that tool today"]
+def test_each_item_of_a_list_is_asked_with_the_questions_core_and_not_with_the_other_items() -> None:
+    parts = decomposed("What is the double-ended queue type called in Rust's standard library, in the C++ standard "
+                       "library, and in Python's collections module?")
+    assert parts[1:] == ["What is the double-ended queue type called in Rust's standard library",
+                         "in the C++ standard library double-ended queue type called",
+                         "in Python's collections module double-ended queue type called standard library"]
+
+
+def test_clauses_and_sentences_become_queries_of_their_own() -> None:
+    # the second clause with the core has the whole question's words: it is not asked twice
+    assert decomposed("Which tool creates the wal directory; who maintains that tool today")[1:] == [
+        "Which tool creates the wal directory"]
+    assert decomposed("Zephyr keeps a journal. Who wrote the tool that makes it? In which year?")[1:] == [
+        "Zephyr keeps a journal", "Who wrote the tool that makes it Zephyr keeps journal",
+        "In which year Zephyr keeps journal"]
+
+
+def test_a_question_of_one_part_is_asked_whole_only() -> None:
+    assert decomposed("Who wrote the tool that creates the Zephyr database wal directory?") == [
+        "Who wrote the tool that creates the Zephyr database wal directory?"]
 
 
 def test_a_query_asked_before_in_other_words_order_is_not_asked_again() -> None:

@@ -110,7 +110,7 @@ def test_another_clients_or_an_unknown_job_is_a_404(wisp: str) -> None:
     ({"prompt": "q", "webhook": {"url": WebhookReceiver.URL, "events": ["page"]}}, "webhook"),
     ({"prompt": "q", "webhook": {"url": WebhookReceiver.URL, "secret": "x"}}, "webhook"),
     ({"prompt": "q", "webhook": 7}, "webhook"),
-    ({"prompt": "q", "threadId": "t1"}, "threadId"),
+    ({"prompt": "q", "threadId": "  "}, "threadId"),
     ({"prompt": "q", "urls": ["file:///etc/passwd"]}, "urls"),
     ({"prompt": "q", "strictConstrainToURLs": True}, "urls"),
 ])
@@ -187,3 +187,36 @@ def test_a_receiver_that_is_down_gets_the_start_and_the_end_tried_and_the_job_co
                                                                timeout=60)
         assert done.status == "completed"
         assert receiver.types == ["agent.started"] * 3 + ["agent.completed"] * 3  # each tried 3 times, no actions
+
+
+def test_a_thread_continues_with_its_earlier_turns_and_lists_its_runs(wisp: str) -> None:
+    client = Firecrawl(api_key="fc-any", api_url=wisp)
+    first = client.agent(prompt=QUESTION, effort="low", poll_interval=1, timeout=60)
+    status = client.get_agent_status(first.id)
+    assert status.thread_id == first.id and status.thread_turn == 1
+    second = client.agent(prompt="And in which year?", thread_id=first.id, effort="low", poll_interval=1, timeout=60)
+    again = client.get_agent_status(second.id)
+    assert second.status == "completed" and again.thread_id == first.id and again.thread_turn == 2
+    steps = [e.message for e in client.get_agent_trace(second.id).events if e.type == "progress.reported"]
+    assert steps[0].startswith("plan: turn 2 of its thread, asked as: And in which year?")  # the first turn's words
+    thread = client.get_agent_thread(first.id, include_data=True).thread
+    assert thread.status == "idle" and [r.turn for r in thread.runs] == [1, 2]
+    assert [r.prompt for r in thread.runs] == [QUESTION, "And in which year?"] and thread.runs[0].data == first.data
+    assert client.get_agent_thread(first.id).thread.runs[0].data is None
+
+
+def test_an_unknown_thread_or_a_later_runs_id_is_a_404_in_firecrawls_envelope(wisp: str) -> None:
+    for thread_id in ("no-such-thread",):
+        reply = httpx.post(f"{wisp}/v2/agent", json={"prompt": "q", "threadId": thread_id})
+        assert reply.status_code == 404 and reply.json() == {"success": False, "error": "Agent thread not found"}
+        assert httpx.get(f"{wisp}/v2/agent/threads/{thread_id}").status_code == 404
+    first = httpx.post(f"{wisp}/v2/agent", json={"prompt": QUESTION, "effort": "low"}).json()["id"]
+    busy = httpx.post(f"{wisp}/v2/agent", json={"prompt": "and then?", "threadId": first})
+    for _ in range(60):
+        if httpx.get(f"{wisp}/v2/agent/{first}").json()["status"] != "processing":
+            break
+        time.sleep(0.5)
+    assert busy.status_code in (200, 409)  # 409 while the first turn runs; it may already have ended
+    later = busy.json()["id"] if busy.status_code == 200 else None
+    if later is not None:
+        assert httpx.get(f"{wisp}/v2/agent/threads/{later}").status_code == 404

@@ -4,6 +4,7 @@ against Wisp's /search and /extract, served by uvicorn on fakes of SearXNG, sema
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 
@@ -155,13 +156,48 @@ def test_research_with_an_output_schema_answers_an_object(research_wisp: str) ->
     assert finished(client, started["request_id"])["content"] == {"author": "Ada Quill"}
 
 
-@pytest.mark.parametrize("body", [{"input": ""}, {"input": "q", "model": "max"}, {"input": "q", "stream": True},
+@pytest.mark.parametrize("body", [{"input": ""}, {"input": "q", "model": "max"}, {"input": "q", "stream": "yes"},
                                   {"input": "q", "output_schema": {"type": 5}}, {"input": "x" * 10_001}])
 def test_bad_research_requests_are_400s_in_tavilys_shape(research_wisp: str, body: dict) -> None:
     reply = httpx.post(f"{research_wisp}/research", json=body)
     assert reply.status_code == 400 and set(reply.json()) == {"detail"}
     with pytest.raises(BadRequestError):
         TavilyClient("any", api_base_url=research_wisp).research(**body)
+
+
+def streamed(chunks) -> tuple[list[dict], list[str]]:
+    """The deltas of a research stream as tavily-python yields it (bytes, cut anywhere), and its named events."""
+    text = b"".join(chunks).decode()
+    deltas, named = [], []
+    for event in text.split("\n\n"):
+        for line in event.splitlines():
+            if line.startswith("event:"):
+                named.append(line.split(":", 1)[1].strip())
+            elif line.startswith("data:") and line[5:].strip():
+                deltas.append(json.loads(line[5:])["choices"][0]["delta"])
+    return deltas, named
+
+
+def test_a_streamed_research_sends_its_steps_its_report_in_pieces_its_sources_then_done(research_wisp: str) -> None:
+    stream = TavilyClient("any", api_base_url=research_wisp).research(RESEARCH_QUESTION, model="mini", stream=True)
+    deltas, named = streamed(stream)
+    tools = [d["tool_calls"] for d in deltas if "tool_calls" in d]
+    assert tools[0]["type"] == "tool_call" and tools[0]["tool_call"][0]["name"] == "Planning"
+    calls = [t["tool_call"][0] for t in tools if t["type"] == "tool_call"]
+    searches = [call for call in calls if call["name"] == "WebSearch"]
+    found = [s["url"] for t in tools if t["type"] == "tool_response" for s in t["tool_response"][0]["sources"]]
+    assert searches and searches[0]["queries"] == [RESEARCH_QUESTION] and ZEPHYR in found
+    content = "".join(d["content"] for d in deltas if "content" in d)
+    assert content.startswith("Ada Quill wrote Falcon [2]")
+    assert [s["url"] for s in deltas[-1]["sources"]] == [ZEPHYR, FALCON] and named == ["done"]
+
+
+def test_a_streamed_research_with_a_schema_sends_its_object(research_wisp: str) -> None:
+    stream = TavilyClient("any", api_base_url=research_wisp).research(
+        RESEARCH_QUESTION, model="mini", stream=True,
+        output_schema={"type": "object", "properties": {"author": {"type": "string"}}})
+    deltas, named = streamed(stream)
+    assert [d["content"] for d in deltas if "content" in d] == [{"author": "Ada Quill"}] and named == ["done"]
 
 
 def test_an_unknown_research_id_is_a_404_in_tavilys_shape(research_wisp: str) -> None:

@@ -68,10 +68,9 @@ def test_a_limit_above_crawl_max_pages_is_cut_with_a_warning() -> None:
     assert options(max_pages=10, limit=10).warnings == ()
 
 
-def test_webhook_and_prompt_are_accepted_and_warned_about() -> None:
+def test_a_webhook_is_accepted_and_warned_about_and_a_prompt_is_left_to_the_route() -> None:
     got = options(webhook={"url": "https://hooks.test/"}, prompt="only the API docs")
-    assert len(got.warnings) == 2
-    assert got.warnings[0].startswith("webhook is not supported") and got.warnings[1].startswith("prompt is not")
+    assert len(got.warnings) == 1 and got.warnings[0].startswith("webhook is not supported")
 
 
 def test_v1_names_still_work_and_v2_names_win() -> None:

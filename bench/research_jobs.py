@@ -39,16 +39,19 @@ def run_job(http: httpx.Client, question: str, effort: str) -> dict:
     while (status := http.get(f"/v2/agent/{job_id}").json())["status"] == "processing":
         time.sleep(0.5)
     wall = time.monotonic() - started
-    events = [e for e in http.get(f"/v2/agent/{job_id}/trace").json()["events"] if e["type"] == "progress.reported"]
+    events = http.get(f"/v2/agent/{job_id}/trace").json()["events"]
     split = dict.fromkeys(KINDS, 0.0)
     previous = 0.0
-    for event in events:
-        kind, at = event["message"].split(":", 1)[0], _seconds(event, events)
+    # between run.started and run.finished, each step recorded as it ends ("end": once the report is written)
+    for event in events[1:-1]:
+        kind = event["message"].split(":", 1)[0]
+        kind = "write" if kind == "end" else kind
+        at = _seconds(event, events)
         if kind in split:
             split[kind] += at - previous
         previous = at
     return {"wall_s": round(wall, 2), "split_s": {k: round(v, 2) for k, v in split.items()},
-            "searches": sum(e["message"].startswith("search:") for e in events),
+            "searches": sum(e.get("message", "").startswith("search:") for e in events),
             "sources": [s["url"] for s in status.get("sources", [])], "llm_calls": status.get("llmCalls"),
             "text_chars": len(status.get("message") or status.get("partial") or ""), "status": status["status"]}
 
@@ -77,7 +80,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=8, help="dev questions, the first N")
     parser.add_argument("--efforts", default="low,medium,high")
     parser.add_argument("--no-llm", action="store_true", help="no LLM: the report is the evidence")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench-results" / "research_jobs.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "research_jobs.json")
     args = parser.parse_args()
     questions = [q.text for q in load_multihop(DATA / "questions.tsv", DATA / "hops.tsv") if q.split == "dev"]
     questions = questions[:args.questions]

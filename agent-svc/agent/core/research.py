@@ -37,7 +37,7 @@ class ResearchJob:
 class Step:
     """One step of a job, for its trace: what it did and when, seconds from the job's start."""
 
-    kind: str  # plan | search | read | reflect | write | stop
+    kind: str  # plan | search | read | reflect | stop | write (as it starts) | end (the report written)
     detail: str
     at_s: float
     query: str = ""  # a search's query

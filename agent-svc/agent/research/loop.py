@@ -131,6 +131,8 @@ async def run_research(job: ResearchJob, researcher: Researcher, cancelled: Call
         stop = CANCELLED
     run.step("stop", stop)
     result = await _written(run, researcher, stop, on_text)
+    run.step("end", f"{len(result.sources)} sources")  # when the report was written: the job's own time
+    result = replace(result, steps=tuple(run.steps))
     # a cancel that came while the report was written still ends the job as cancelled, with the report as its
     # partial result: a client whose DELETE was accepted reads a cancelled job
     return replace(result, stop_reason=CANCELLED) if cancelled() else result

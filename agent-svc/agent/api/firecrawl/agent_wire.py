@@ -88,7 +88,7 @@ class AgentRequest(BaseModel):
 
 # a step's kind → the phase of Firecrawl's progress events
 _PHASES = {"plan": "planning", "read": "working", "search": "working", "reflect": "working", "stop": "finalizing",
-           "write": "finalizing"}
+           "write": "finalizing", "end": "finalizing"}
 _OUTCOMES = {CANCELLED: "cancelled", CREDITS: "credit_limit_reached"}
 ORCHESTRATOR = {"id": "wisp-research", "role": "orchestrator", "name": "Wisp research loop"}
 

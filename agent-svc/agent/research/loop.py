@@ -57,6 +57,7 @@ NOTES_IN_PROMPT = 6  # notes a follow-up's prompt shows the LLM, each cut to its
 NOTE_IN_PROMPT_CHARS = 240
 SNIPPET_CHARS = 400  # of a source's first note, for the surfaces that show one (Sonar's search_results)
 READ_PER_URL = 2  # passages of a given URL's page noted
+KEY_EVIDENCE = "Key evidence:"  # the heading of the passages a written report ends with
 FEEDBACK_TERMS = 3  # words a follow-up takes from the passages its part found
 
 
@@ -288,14 +289,16 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
 
 def _from_rich(run: _Run, stop: str, rich: Rich, noted: list[Passage]) -> ResearchResult:
     """The cited answer, its sources numbered as it cites them and then every other page the job noted (what it
-    consulted); the evidence of every note when no answer was written."""
+    consulted), and under it each source's key passage (KEY_EVIDENCE): a small LLM's few sentences lose what
+    the notes found, the passages keep it; the evidence of every note when no answer was written."""
     run.warnings += [note.warning for note in rich.notes]
     answer = rich.answer
     if answer is None or answer.abstained or not answer.text:
         if answer is not None and answer.abstained:
             run.warnings.append("the notes are too far from the question for an answer: the evidence comes instead")
         return _evidence_result(run, stop, noted)
-    return replace(_result(run, stop, answer.text, _sources([*rich.packed, *noted])), claims=_claims(answer))
+    sources = _sources([*rich.packed, *noted])
+    return replace(_result(run, stop, f"{answer.text}\n\n{key_evidence(sources)}", sources), claims=_claims(answer))
 
 
 def _result(run: _Run, stop: str, text: str, sources: tuple[ResearchSource, ...]) -> ResearchResult:
@@ -330,6 +333,14 @@ def _evidence(passages: Sequence[Passage], sources: tuple[ResearchSource, ...]) 
     for source in sources:
         lines.append(f"\n[{numbers[source.url]}] {source.title or source.url} ({source.url})")
         lines += [f"> {p.text}" for p in passages if p.url == source.url]
+    return "\n".join(lines)
+
+
+def key_evidence(sources: Sequence[ResearchSource]) -> str:
+    """Each source's key passage (its first note, cut short), cited by its number: what a report ends with."""
+    lines = [KEY_EVIDENCE]
+    for n, source in enumerate(sources, 1):
+        lines += [f"\n[{n}] {source.title or source.url} ({source.url})", f"> {source.snippet}"]
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """Tavily's POST /research with `stream: true`: the job runs within the request and its progress comes as
 server-sent events shaped as Tavily sends them (OpenAI `chat.completion.chunk`s): each step a tool call (Planning,
 WebSearch with its queries then its response with the sources it found, Reading, Reflecting, Generating), the
-report's text in pieces as the LLM writes it (or whole, when it was not written live), the sources, then
+report's text in pieces as the LLM writes it (or whole, when it was not written live) and the key passages under
+it, the sources, then
 `event: done`. A client that goes away cancels the job."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from agent.api.streaming import answer_stream
 from agent.api.tavily.research import cited, source_entry
 from agent.core.research import ResearchJob, ResearchResult, Step
-from agent.research.loop import Researcher, run_research
+from agent.research.loop import KEY_EVIDENCE, Researcher, run_research
 
 TOOLS = {"plan": "Planning", "search": "WebSearch", "read": "Reading", "reflect": "Reflecting",
          "write": "Generating"}
@@ -69,6 +70,8 @@ def _ending(chunk: _Chunks, result: ResearchResult, job: ResearchJob, streamed: 
     elif not streamed:  # the evidence (no LLM wrote a report), or a style that names the sources in the text
         events.append(chunk({"role": "assistant", "content": cited(result.text, result.sources,
                                                                    job.citation_format, listed=False)}))
+    elif (start := result.text.find(f"\n\n{KEY_EVIDENCE}")) >= 0:  # the passages under the report written live
+        events.append(chunk({"role": "assistant", "content": result.text[start:]}))
     events.append(chunk({"role": "assistant", "sources": [source_entry(s) for s in result.sources]}))
     return [*events, _DONE]
 

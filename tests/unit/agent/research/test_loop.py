@@ -137,4 +137,13 @@ def test_a_cancel_that_comes_while_the_report_is_written_still_ends_the_job_as_c
     llm = ScriptedLLM(plan="not json", answer="Ada Quill wrote Falcon [2].")
     writing = lambda: any(not r.get("response_format") for r in llm.requests)  # noqa: E731 - the report was asked
     result = researched(ResearchJob(QUESTION, effort="low"), llm, cancelled=writing)
-    assert result.stop_reason == CANCELLED and result.text == "Ada Quill wrote Falcon [2]."
+    assert result.stop_reason == CANCELLED and result.text.startswith("Ada Quill wrote Falcon [2].\n\nKey evidence:")
+
+
+def test_a_written_report_ends_with_each_sources_key_passage_cited_by_its_number() -> None:
+    llm = ScriptedLLM(plan="not json", answer="Ada Quill wrote Falcon [2].")
+    result = researched(ResearchJob(QUESTION, effort="low"), llm=llm)
+    answer, evidence = result.text.split("\n\nKey evidence:\n", 1)
+    assert answer == "Ada Quill wrote Falcon [2]." and urls(result)[:2] == [ZEPHYR, FALCON]
+    assert f"[1] Zephyr storage ({ZEPHYR})" in evidence and f"[2] Falcon history ({FALCON})" in evidence
+    assert "> Falcon was written by Ada Quill in 2019" in evidence

@@ -6,6 +6,7 @@ its evidence and says why."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -14,11 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import agent_service
-from firecrawl import Firecrawl
+from firecrawl import AsyncFirecrawl, Firecrawl
 from tavily import TavilyClient
 
 from offline_web.processes import free_port
 from offline_web.stack import llm_service
+from tests.integration.test_sdk_js import call_js
 
 # two parts on two sites: the second is searched on its own once the first round's notes leave it uncovered
 QUESTION = "How do I squash the last few commits into one with git, and how does SQLite checkpoint the WAL?"
@@ -91,3 +93,18 @@ def test_a_job_survives_agent_svc_being_killed(stack, tmp_path: Path) -> None:
             time.sleep(1)
             done = Firecrawl(api_key="fc-any", api_url=second.url).get_agent_status(started["id"])
     assert done.status == "completed" and done.data.startswith("Evidence found"), done
+
+
+def test_firecrawl_js_and_async_python_run_a_job_its_thread_and_its_trace(research_agents: dict[str, str]) -> None:
+    url = research_agents["down"]  # its LLM is down: each job completes with its evidence, in seconds
+    started, status, thread = call_js(url, {"method": "startAgent", "args": [{"prompt": QUESTION, "effort": "low"}]},
+                                      {"method": "getAgentStatus", "args": ["$0"]},
+                                      {"method": "getAgentThread", "args": ["$0"]})
+    assert started["ok"] and status["ok"] and thread["ok"], (started, status, thread)
+    [done] = call_js(url, {"method": "agent", "args": [{"prompt": QUESTION, "effort": "low", "pollInterval": 1,
+                                                         "timeout": WAIT_S}]}, timeout_s=WAIT_S + 30)
+    assert done["ok"] and done["result"]["status"] == "completed" and done["result"]["threadTurn"] == 1, done
+    assert len(hosts(done["result"]["sources"])) >= 2
+    finished = asyncio.run(AsyncFirecrawl(api_key="fc-any", api_url=url).agent(
+        prompt=QUESTION, effort="low", poll_interval=1, timeout=WAIT_S))
+    assert finished.status == "completed" and finished.data.startswith("Evidence found")

@@ -54,10 +54,10 @@ class MemoryJobs(Generic[J, R]):
         return record
 
     async def related(self, group: str, owner: str | None) -> list[Record[J, R]]:
-        """`owner`'s jobs that joined `group`, oldest first."""
+        """`owner`'s jobs that joined `group`, oldest first (none for no group)."""
         self._records.expire()
-        return sorted((r for _, r in self._records.items() if r.owner == owner and self._kind.group_of(r.job) == group),
-                      key=lambda r: r.created)
+        joined = (r for _, r in self._records.items() if r.owner == owner and self._kind.group_of(r.job) == group)
+        return sorted(joined, key=lambda r: r.created) if group else []
 
     async def cancel(self, job_id: str, owner: str | None) -> Record[J, R]:
         """Tell `owner`'s job to stop (it ends with what it has); its record. JobNotFound as `get`."""

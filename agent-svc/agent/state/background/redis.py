@@ -95,7 +95,9 @@ class RedisJobs(Generic[J, R]):
         return record
 
     async def related(self, group: str, owner: str | None) -> list[Record[J, R]]:
-        """`owner`'s jobs that joined `group`, oldest first, on every replica."""
+        """`owner`'s jobs that joined `group`, oldest first, on every replica (none for no group)."""
+        if not group:
+            return []
         try:
             members = [m.decode() for m in await self._redis.lrange(self._group(group), 0, -1)]
             records = [await self._record(member) for member in members]

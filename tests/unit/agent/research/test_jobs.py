@@ -11,16 +11,20 @@ from dataclasses import asdict
 from redis.asyncio import Redis
 
 from agent.core.research import CANCELLED, ResearchJob, ResearchResult, ResearchSource, Step
+from agent.core.webhook import Webhook
 from agent.research.jobs import PLACE, RESEARCH
 from agent.state.background import FAILED, PROCESSING
 from agent.state.background.redis import RedisJobs
 from agent.state.tasks import TaskQueue
 from offline_web.redis_server import RedisServer
 
-JOB = ResearchJob("who wrote falcon", urls=("https://a.test/",), schema={"type": "object"}, effort="low")
+JOB = ResearchJob("who wrote falcon", urls=("https://a.test/",), schema={"type": "object"}, effort="low",
+                  webhook=Webhook("https://hooks.test/", {"X-A": "b"}, {"run": "1"}, ("completed",)),
+                  thread_id="t-1", turn=2, history=(("who made zephyr", "Ada [1]"),))
 FOUND = ResearchResult("Evidence [1]", (ResearchSource("https://a.test/", "A", "snippet"),), CANCELLED,
                        claims=({"text": "x", "citations": [1], "supported": True, "score": 0.9, "reason": None},),
-                       credits_used=2, warnings=("w",), steps=(Step("search", "q → 1 results", 0.5),))
+                       credits_used=2, warnings=("w",),
+                       steps=(Step("search", "q → 1 results", 0.5, "q", ("https://a.test/",)),))
 
 
 def test_a_job_and_its_result_come_back_from_redis_whole() -> None:
@@ -63,5 +67,27 @@ def test_a_cancel_sent_to_one_replica_stops_the_job_another_runs(redis_server: R
             for queue in queues:
                 await queue.close()
                 await queue.queue.disconnect()
+            await redis.aclose()
+    asyncio.run(main())
+
+
+def test_a_threads_jobs_are_found_on_redis_by_any_replica_for_their_owner_alone(redis_server: RedisServer) -> None:
+    async def run(job_id: str, job: ResearchJob, cancelled) -> ResearchResult:
+        return FOUND
+
+    async def main() -> None:
+        redis = Redis.from_url(redis_server.url)
+        await redis.flushdb()
+        queue = TaskQueue(redis_server.url, lease_s=2, sweep_s=1)
+        jobs = RedisJobs(RESEARCH, PLACE, run, redis, queue, 10, 1, 60, 10)
+        try:
+            first = await jobs.start(JOB, "key-a")
+            second = await jobs.start(JOB, "key-a")
+            await jobs.start(JOB, "key-b")
+            await jobs.start(ResearchJob("another thread", thread_id="t-2"), "key-a")
+            assert [r.id for r in await jobs.related("t-1", "key-a")] == [first, second]
+            assert await jobs.related("t-9", "key-a") == []
+        finally:
+            await queue.queue.disconnect()
             await redis.aclose()
     asyncio.run(main())

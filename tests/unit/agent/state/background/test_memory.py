@@ -163,3 +163,22 @@ def test_a_cancelled_job_is_told_to_stop_and_keeps_what_it_ends_with() -> None:
         assert record.status == COMPLETED and record.result.data == {"partial": True}
         assert (await jobs.cancel(job_id, OWNER)).status == COMPLETED  # a finished job stays as it ended
     asyncio.run(scenario())
+
+
+def test_a_groups_jobs_are_found_for_their_owner_alone_and_no_group_finds_none() -> None:
+    from agent.core.research import ResearchJob, ResearchResult
+    from agent.research.jobs import RESEARCH
+
+    async def run(job_id: str, job: ResearchJob, cancelled) -> ResearchResult:
+        return ResearchResult("", (), "done")
+
+    async def main() -> None:
+        jobs = MemoryJobs(RESEARCH, run, max_jobs=10, max_running=2, ttl_s=60, max_per_owner=10)
+        first = await jobs.start(ResearchJob("q", thread_id="t-1"), "a")
+        await jobs.start(ResearchJob("q", thread_id="t-1"), "b")
+        await jobs.start(ResearchJob("q"), "a")
+        second = await jobs.start(ResearchJob("q", thread_id="t-1"), "a")
+        assert [r.id for r in await jobs.related("t-1", "a")] == [first, second]
+        assert await jobs.related("", "a") == []
+        await jobs.close()
+    asyncio.run(main())

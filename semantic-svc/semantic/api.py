@@ -59,7 +59,8 @@ class UpsertRequest(BaseModel):
 class SearchRequest(BaseModel):
     query: StrictStr
     limit: int = Field(10, ge=1, le=100)
-    score_threshold: float | None = None
+    score_threshold: float | None = None  # the embedder's cosine
+    probability_threshold: float | None = Field(None, ge=0, le=1)  # of relevance; ignored without a calibration
     filter: dict[str, StrictStr | int | bool] | None = None
     collection: StrictStr | None = None
 
@@ -118,8 +119,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         runtime = runtime_of(request)
         ranked = await _while_connected(request, runtime.rerank(body.query, body.passages))
         top = ranked.order[: body.top_k] if body.top_k else ranked.order
+        probabilities = ranked.probabilities
         return {"model": runtime.reranker.name, "backend": runtime.reranker.backend, "scores": ranked.scores,
-                "order": ranked.order, "results": [{"index": i, "score": ranked.scores[i]} for i in top],
+                "probabilities": probabilities, "order": ranked.order,
+                "results": [{"index": i, "score": ranked.scores[i],
+                             "probability": probabilities[i] if probabilities else None} for i in top],
                 "speed": _speed(runtime, "rerank"), **_truncation(ranked.truncated)}
 
     @app.post("/similarity")
@@ -128,7 +132,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_texts(body.passages, "passages", settings.max_texts)
         runtime = runtime_of(request)
         scores = await _while_connected(request, runtime.similarity(body.query, body.passages))
-        return {"model": runtime.ready_similarity_embedder().name, "scores": scores, "speed": _speed(runtime, "embed")}
+        return {"model": runtime.ready_similarity_embedder().name, "scores": scores,
+                "probabilities": runtime.probabilities("similarity", scores), "speed": _speed(runtime, "embed")}
 
     @app.post("/index/upsert")
     async def upsert(body: UpsertRequest, request: Request) -> dict[str, Any]:
@@ -145,7 +150,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _check_query(body.query)
         collection = body.collection or settings.qdrant_collection
         results = await indexing.search(runtime_of(request), collection, body.query, body.limit,
-                                        body.score_threshold, body.filter)
+                                        body.score_threshold, body.filter, body.probability_threshold)
         return {"collection": collection, "results": results}
 
     @app.post("/index/delete")
@@ -227,6 +232,7 @@ def _calibration(runtime: Runtime) -> dict[str, Any]:
     return {"calibration": None if calibration is None else dataclasses.asdict(calibration),
             "warnings": runtime.warnings}
 
+            "relevance": {role: c.describe() for role, c in runtime.relevance.items()} or None,
 
 async def _while_connected(request: Request, work: Awaitable[T]) -> T:
     """The result of `work`, cancelled if the client disconnects first: its queued model jobs are then dropped

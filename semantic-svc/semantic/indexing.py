@@ -80,14 +80,19 @@ async def upsert(runtime: Runtime, collection: str, documents: list[Document]) -
 
 
 async def search(runtime: Runtime, collection: str, query: str, limit: int, score_threshold: float | None,
-                 conditions: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The chunks nearest to `query`, best first, each with its score and payload."""
+                 conditions: dict[str, Any] | None, probability_threshold: float | None = None
+                 ) -> list[dict[str, Any]]:
+    """The chunks nearest to `query`, best first, each with its score, its probability of relevance (None
+    without a calibration) and payload; none below either threshold."""
     held = await _in_store(runtime, runtime.store.lexical, collection)
     encoded = await runtime.embed([query], "query")
     sparse = _lexical_vectors(held, [query], "query", encoded, runtime.settings.chunk_chars)[0]
     matches = await _in_store(runtime, runtime.store.search, collection, encoded.dense[0].tolist(), sparse,
                               limit, score_threshold, conditions)
-    return [{"score": m.score, **{k: v for k, v in m.payload.items() if k != "content_hash"}} for m in matches]
+    probabilities = runtime.probabilities("embedder", [m.score for m in matches]) or [None] * len(matches)
+    return [{"score": m.score, "probability": p, **{k: v for k, v in m.payload.items() if k != "content_hash"}}
+            for m, p in zip(matches, probabilities, strict=True)
+            if probability_threshold is None or p is None or p >= probability_threshold]
 
 
 def _lexical_vectors(held: Lexical | None, texts: list[str], kind: Kind, encoded: Encoded,

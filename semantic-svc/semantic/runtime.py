@@ -13,7 +13,8 @@ import logging
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from semantic.config import Settings
@@ -25,6 +26,7 @@ from semantic.lane.speed import SpeedMeter
 from semantic.models.calibration import Calibration, calibrate
 from semantic.models.embedders import EMBEDDERS, Embedder, Encoded, EncodedText, Kind, load_embedder
 from semantic.models.rerankers import RERANKERS, Reranker, load_reranker
+from semantic.relevance.calibrated import SHIPPED_PAIRS, Calibrated, Pairs, calibrated, cosine_pairs, grouped_pairs
 from semantic.store.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ class Ranked:
     scores: list[float]
     order: list[int]  # passage indices, best first
     truncated: list[int] = field(default_factory=list)
+    probabilities: list[float] | None = None  # of relevance; None without a calibration
 
 
 class Runtime:
@@ -52,6 +55,8 @@ class Runtime:
         self.reranker: Reranker | None = None
         self.rerank_warning: str | None = None
         self.calibration: Calibration | None = None
+        self.relevance: dict[str, Calibrated] = {}  # by role: embedder, similarity, reranker
+        self.relevance_error: str | None = None
         self.load_error: str | None = None
 
     def load_in_background(self) -> None:
@@ -65,12 +70,14 @@ class Runtime:
             similarity = None if similarity_settings is None else load_embedder(similarity_settings)
             reranker, warning = load_reranker(self.settings, embedder)
             calibration = self._calibrate(embedder, reranker, similarity) if self.settings.calibrate else None
+            relevance = self._relevance(embedder, reranker, similarity) if self.settings.relevance_calibration else {}
         except Exception as e:  # any failure must reach /readyz, not end this thread silently
             self.load_error = str(e) if isinstance(e, ModelUnavailable) else f"{type(e).__name__}: {e}"
             log.exception("models not loaded")
             return
         # published together: /readyz says ready only once both can serve
         self.reranker, self.rerank_warning, self.calibration = reranker, warning, calibration
+        self.relevance = relevance
         self.similarity_embedder = similarity
         self.embedder = embedder
 
@@ -86,11 +93,51 @@ class Runtime:
             log.warning(warning)
         return calibration
 
+    def _relevance(self, embedder: Embedder, reranker: Reranker, similarity: Embedder | None
+                   ) -> dict[str, Calibrated]:
+        """Each role's relevance calibration; none (and a warning) when it cannot be fitted: the models still
+        serve, without probabilities."""
+        settings = self.settings
+        try:
+            pairs = Pairs.load(Path(settings.relevance_pairs) if settings.relevance_pairs else SHIPPED_PAIRS)
+            cache = Path(settings.relevance_cache)
+            roles = {"embedder": embedder_calibration("embedder", embedder, settings, pairs, cache)}
+            similarity_settings = settings.similarity_embedder()
+            roles["similarity"] = (roles["embedder"] if similarity is None or similarity_settings is None else
+                                   embedder_calibration("similarity", similarity, similarity_settings, pairs, cache))
+            if reranker.is_cross_encoder:
+                roles["reranker"] = calibrated("reranker", f"{reranker.backend}|{reranker.name}", reranker.name,
+                                               grouped_pairs(lambda q, ps: reranker.score(q, ps).scores), pairs,
+                                               cache)
+            else:  # the blend's relevance is its embedder's cosine (rerankers.BiEncoderHybridReranker)
+                roles["reranker"] = replace(roles["embedder"], role="reranker", model=reranker.name)
+            return roles
+        except (OSError, ValueError, IndexError) as e:
+            self.relevance_error = f"the relevance calibration failed ({type(e).__name__}: {e})"
+            log.error(self.relevance_error)
+            return {}
+
+    def probabilities(self, role: str, scores: list[float]) -> list[float] | None:
+        """`scores` of the model in `role` as probabilities of relevance; None when it has no calibration."""
+        calibration = self.relevance.get(role)
+        return None if calibration is None else calibration.probabilities(scores)
+
     @property
     def warnings(self) -> list[str]:
-        """What degrades with these models: a reranker standing in for the configured one, a stage too slow."""
+        """What degrades with these models: a reranker standing in for the configured one, a stage too slow, a
+        model without a relevance calibration or with one that tells little."""
         return ([self.rerank_warning] if self.rerank_warning else []) + (
-            self.calibration.warnings() if self.calibration else [])
+            self.calibration.warnings() if self.calibration else []) + self._relevance_warnings()
+
+    def _relevance_warnings(self) -> list[str]:
+        if self.embedder is None:
+            return []
+        if not self.relevance:
+            why = self.relevance_error or "RELEVANCE_CALIBRATION is off"
+            return [f"no model has a relevance calibration ({why}): probabilities are null, so agent-svc neither "
+                    "prunes by its floors nor abstains"]
+        warnings = {c.warning() for c in self.relevance.values()} - {None}
+        return sorted(w for w in warnings if w)
 
     async def close(self) -> None:
         await self.lane.close()
@@ -150,7 +197,8 @@ class Runtime:
         assert reranker is not None  # loaded together with the embedder
         scored = await reranker.rank(query, passages, _RerankModels(self))
         order = sorted(range(len(passages)), key=lambda i: scored.scores[i], reverse=True)
-        return Ranked(scored.scores, order, scored.truncated)
+        return Ranked(scored.scores, order, scored.truncated,
+                      self.probabilities("reranker", scored.absolute or scored.scores))
 
 
 @dataclass(frozen=True)
@@ -166,6 +214,14 @@ class _RerankModels:
     async def run(self, work: Callable[[list[Any]], Sequence[Any]], items: list[Any],
                   batch_key: Hashable) -> list[Any]:
         return await self.runtime.lane.run(work, items, batch_key, timed_as="rerank")
+
+
+def embedder_calibration(role: str, embedder: Embedder, settings: Settings, pairs: Pairs, cache: Path
+                          ) -> Calibrated:
+    """`settings`: the embedder's own (its prefixes change its scores)."""
+    key = f"{embedder.backend}|{embedder.name}|{settings.embed_query_prefix}|{settings.embed_passage_prefix}"
+    return calibrated(role, key, embedder.name, cosine_pairs(lambda texts, kind: embedder.encode(texts, kind).dense),
+                      pairs, cache)
 
 
 def check_backends(settings: Settings) -> None:

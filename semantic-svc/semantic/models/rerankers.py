@@ -46,6 +46,8 @@ CROSS_ENCODER_MAX_TOKENS = 512
 class Scored:
     scores: list[float]
     truncated: list[int] = field(default_factory=list)  # passages cut to the model's input limit
+    # scores that mean the same in every call, which relevance is calibrated on; None: `scores` do
+    absolute: list[float] | None = None
 
 
 class Models(Protocol):
@@ -175,7 +177,9 @@ class BiEncoderHybridReranker(_Backend):
         query_vector, encoded = await asyncio.gather(models.embed([query], "query"), models.embed(passages, "passage"))
         cosine = encoded.dense @ query_vector.dense[0]
         blended = 0.5 * _z(np.asarray(bm25_scores(query, passages))) + 0.5 * _z(cosine)
-        return Scored([float(s) for s in blended], encoded.truncated)
+        # the blend is z-scored within the call: its best passage scores high whatever it says, so relevance is
+        # read from the cosine (BM25 term coverage added nothing on the calibration set: AUC 0.73 against 0.74)
+        return Scored([float(s) for s in blended], encoded.truncated, [float(c) for c in cosine])
 
 
 RERANKERS: dict[str, Callable[[Settings, Embedder], Reranker]] = {

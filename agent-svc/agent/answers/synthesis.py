@@ -27,7 +27,11 @@ Answer in at most five sentences."""
 _NUMBERS = r"\d{1,3}(?:\s*[-–,]\s*\d{1,3})*"
 _MARKER = re.compile(rf"\s*\[({_NUMBERS})\]")
 _MARKERS = re.compile(rf"(?:\s*\[{_NUMBERS}\])+")  # a run of them: `[1][2]`, `[1] [2]`
-_MARKERS_AFTER_STOP = re.compile(rf"([.!?])((?:\s*\[{_NUMBERS}\])+)")
+# lone punctuation with the markers after it, and whatever punctuation and markers follow: `this: [1][2].`,
+# `done. [3]`, `x; [1]`, `this:\n. [1]` (the model's stop on a line of its own)
+_PUNCTUATION_AND_MARKERS = re.compile(rf"[ \t]*[.!?:;,](?:\s*(?:[.!?:;,]|\[{_NUMBERS}\]))*")
+_STOPS = re.compile(r"[.!?]")
+_WORD = re.compile(r"\w")
 _ABBREVIATION_END = re.compile(r"\b(?:e\.g|i\.e)\.$", re.IGNORECASE)
 _RANGE = re.compile(r"(\d+)\s*[-–]\s*(\d+)")
 
@@ -88,7 +92,7 @@ def draft(reply: str, sources: Sequence[Source]) -> Draft:
     text = _MARKERS.sub(lambda m: _marker([n for n in _numbers_in(m[0]) if n in known]),
                         reply.replace(NO_ANSWER, "")).strip()
     claims = tuple(_claim(sentence) for sentence in _sentences(text))
-    return Draft(text, tuple(c for c in claims if c.text), abstained=False)
+    return Draft(text, tuple(c for c in claims if _WORD.search(c.text)), abstained=False)
 
 
 def _marker(numbers: Sequence[int]) -> str:
@@ -103,15 +107,28 @@ def sentences(text: str) -> list[str]:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, each with its markers: a marker after a full stop (`… value. [2]`) belongs to that sentence,
-    and `e.g.`/`i.e.` end none (`Use a flag, e.g. --force [1].` is one claim, citing [1])."""
+    """Sentences, each with its markers: markers after lone punctuation (`… value. [2]`, `… is this: [1][2].`)
+    belong to the sentence before them, and `e.g.`/`i.e.` end none (`Use a flag, e.g. --force [1].` is one
+    claim, citing [1])."""
     merged: list[str] = []
-    for sentence in sentences(_MARKERS_AFTER_STOP.sub(lambda m: f"{m[2]}{m[1]}", text)):
+    for sentence in sentences(_PUNCTUATION_AND_MARKERS.sub(_markers_first, text)):
         if merged and _ABBREVIATION_END.search(merged[-1]):
             merged[-1] = f"{merged[-1]} {sentence}"
         else:
             merged.append(sentence)
     return merged
+
+
+def _markers_first(match: re.Match[str]) -> str:
+    """Punctuation with markers among it as the markers, then one mark: the last stop (`.`, `!`, `?`) if there is
+    one, else the first mark (`x; [1]` → `x [1];`), and the line break it held, so the sentence ends there."""
+    run = match[0]
+    markers = "".join(f"[{m[1]}]" for m in _MARKER.finditer(run))
+    if not markers:
+        return run
+    stops = _STOPS.findall(run)
+    mark = stops[-1] if stops else run.strip()[0]
+    return f" {markers}{mark}" + ("\n" if "\n" in run else "")
 
 
 def cited_numbers(marker: str) -> list[int]:
@@ -139,4 +156,5 @@ def _numbers_in(text: str) -> tuple[int, ...]:
 
 def _claim(sentence: str) -> Claim:
     numbers = _numbers_in(sentence)
-    return Claim(re.sub(r"\s+([.!?,;:])", r"\1", _MARKER.sub("", sentence)).strip(), numbers)
+    # `pages .` where a marker stood, but not `a .js file` as a page writes it
+    return Claim(re.sub(r"\s+([.!?,;:])(?!\S)", r"\1", _MARKER.sub("", sentence)).strip(), numbers)

@@ -24,3 +24,23 @@ def test_e_g_and_i_e_end_no_claim() -> None:
     answer = draft("Pass a flag, e.g. --force, to skip it [1]. It checks all, i.e. every file [2].", SOURCES)
     assert answer.claims == (Claim("Pass a flag, e.g. --force, to skip it.", (1,)),
                              Claim("It checks all, i.e. every file.", (2,)))
+
+
+@pytest.mark.parametrize(("reply", "claims"), [
+    ("The command is this: [1][2].", [Claim("The command is this.", (1, 2))]),
+    ("The command is this:\n. [1][2].", [Claim("The command is this.", (1, 2))]),
+    ("It is done. [3]", [Claim("It is done.", (3,))]),
+    ("It is done. [3].", [Claim("It is done.", (3,))]),
+    ("Squash with x; [1].", [Claim("Squash with x.", (1,))]),
+    ("Squash with x; [1]", [Claim("Squash with x;", (1,))]),
+    ("First rebase: [1]. Then push [2]. Last, check: [3]", [Claim("First rebase.", (1,)), Claim("Then push.", (2,)),
+                                                             Claim("Last, check:", (3,))]),
+    ("Rebase [1]. . [2]", [Claim("Rebase.", (1, 2))]),
+])
+def test_markers_after_lone_punctuation_belong_to_the_sentence_before_them(reply: str, claims: list[Claim]) -> None:
+    assert list(draft(reply, SOURCES).claims) == claims
+
+
+def test_no_claim_is_only_punctuation_or_markers() -> None:
+    # the first marker follows no sentence; the last follows lone punctuation on lines of their own
+    assert draft(". [1] Squash them [2].\n;\n: [3]", SOURCES).claims == (Claim("Squash them.", (2, 3)),)

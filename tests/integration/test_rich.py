@@ -64,8 +64,11 @@ def answered(rich_agents: dict[str, str]) -> dict:
 
 def test_an_answer_whose_citations_resolve_and_whose_claims_have_verdicts(answered: dict) -> None:
     answer, returned = answer_of(answered), {w["url"] for w in answered["data"]["web"]}
-    assert set(answer) == {"text", "citations", "claims", "abstained", "json", "model", "timings_ms"}
+    assert set(answer) == {"text", "citations", "claims", "abstained", "json", "model", "timings_ms", "extractive",
+                           "llm_draft"}
     assert answer["abstained"] is False and answer["text"]
+    # the 135M model's prose seldom cites: then the sources' own sentences answer, and the check supports them
+    assert any(c["supported"] for c in answer["claims"]) and answer["citations"]
     assert all(c["url"] in returned and c["number"] >= 1 for c in answer["citations"])
     numbered = {int(n) for n in re.findall(r"^\[(\d+)\] ", answered["context"], re.MULTILINE)}  # what it read
     assert {c["number"] for c in answer["citations"]} <= numbered

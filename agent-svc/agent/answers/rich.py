@@ -22,8 +22,9 @@ from agent.answers.settings import RichSettings
 from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.core.context import CpuPool, SearchContext
+from agent.answers.extractive import extractive_draft
 from agent.core.hits import Hit
-from agent.core.outcome import Answer, CheckedClaim, Citation, Degradation, SearchOutcome
+from agent.core.outcome import Answer, Cause, CheckedClaim, Citation, Degradation, LLMDraft, SearchOutcome
 from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import PageAsk
 from agent.errors import Degraded
@@ -45,6 +46,12 @@ class Question:
 @dataclass(frozen=True)
 class Rich:
     """What a rich answer makes: the answer (None when the LLM gave none), the passages the model read (the
+    explain: bool = False  # an extractive answer keeps the LLM's draft
+    extractive_fallback: bool = True  # RICH_EXTRACTIVE_FALLBACK applies (a research report quotes its sources
+    # anyway, under the answer, and its claims join sources, which one sentence of one source cannot)
+
+
+QUOTED = "the answer is the sources' own sentences closest to the question"
     response's context: its [n] are the answer's), and why it fell back, if it did."""
 
     answer: Answer | None
@@ -83,8 +90,8 @@ class Answers:
         sources = sources_of(read)
         model = question.llm_model or self.llm.model
         if not sources or await self._below_floor(question.text, read, ctx):
-            return Rich(_answer(Draft("", (), abstained=True), (), sources, None, model, {"llm": 0.0, "verify": 0.0}),
-                        read)
+            return Rich(_answer(_Judged(Draft("", (), abstained=True), ()), sources, None, model,
+                                {"llm": 0.0, "verify": 0.0}), read)
         started = time.perf_counter()
         with ctx.timings.stage("llm"):
             reply, (value, json_failed) = await asyncio.gather(self._reply(question, read, ctx),
@@ -95,21 +102,23 @@ class Answers:
             return Rich(None, read, (Degradation("llm_unavailable", f"{reply}: the sources come without an answer"),
                                      *failed))
         written = without_prompt(reply.text, question.text, read)
-        if not written:
-            return Rich(None, read, (Degradation("llm_echo", f"the LLM at {self.llm.base_url} ({reply.model}) wrote "
-                                                 "back its prompt instead of an answer: the sources come without an "
-                                                 "answer"), *failed))
-        answer = draft(written, sources)
-        if not answer.abstained and not answer.text:
-            return Rich(None, read, (Degradation("llm_citations", f"the LLM at {self.llm.base_url} ({reply.model}) "
-                                                 "cited only sources that do not exist: the sources come without an "
-                                                 "answer"), *failed))
+        answer = draft(written, sources) if written else Draft("", (), abstained=False)
         started = time.perf_counter()
         with ctx.timings.stage("verify"):
-            verdicts, unchecked = await self._verdicts(answer, sources, ctx)
+            judged = await self._judged(answer, sources, ctx)
+            quoted = await self._quoted(question, judged, sources, ctx)
         timings = {"llm": round(llm_ms, 1), "verify": round((time.perf_counter() - started) * 1000, 1)}
-        body = _answer(answer, verdicts, sources, value, reply.model, timings)
-        return Rich(body, read, (*failed, *((unchecked,) if unchecked else ())))
+        llm = f"the LLM at {self.llm.base_url} ({reply.model})"
+        no_answer = _no_answer(written, answer, llm)
+        if quoted is not None:
+            cause, why = no_answer or ("llm_unsupported", f"{llm} wrote no claim its sources support")
+            kept = LLMDraft(reply.text, _claims(judged)) if question.explain else None
+            body = _answer(quoted, sources, value, reply.model, timings, extractive=True, llm_draft=kept)
+            return Rich(body, read, (*failed, Degradation(cause, f"{why}: {QUOTED}"), *_unchecked(quoted)))
+        if no_answer is not None:
+            cause, why = no_answer
+            return Rich(None, read, (Degradation(cause, f"{why}: the sources come without an answer"), *failed))
+        return Rich(_answer(judged, sources, value, reply.model, timings), read, (*failed, *_unchecked(judged)))
 
     async def _reply(self, question: Question, packed: Sequence[Passage], ctx: SearchContext
                      ) -> Reply | LLMUnavailable:
@@ -138,20 +147,53 @@ class Answers:
             return False
         return max(scores, default=0.0) < self.settings.rich_abstain_below
 
-    async def _verdicts(self, answer: Draft, sources: Sequence[Source], ctx: SearchContext
-                        ) -> tuple[tuple[Checked, ...], Degradation | None]:
+    async def _judged(self, answer: Draft, sources: Sequence[Source], ctx: SearchContext) -> _Judged:
         return await _checked_or_unchecked(answer, sources, self.settings.support_floor, ctx, self.semantic)
 
 
 async def _checked_or_unchecked(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext,
-                                semantic: SemanticClient) -> tuple[tuple[Checked, ...], Degradation | None]:
+                                semantic: SemanticClient) -> _Judged:
     try:
-        return await checked(answer.claims, sources, floor, ctx, semantic), None
+        return _Judged(answer, await checked(answer.claims, sources, floor, ctx, semantic))
     except Degraded as e:
+    async def _quoted(self, question: Question, judged: _Judged, sources: Sequence[Source], ctx: SearchContext
+                      ) -> _Judged | None:
+        """The sources' own sentences as the answer, judged, when the fallback applies to `question` and the
+        LLM's answer has claims checked and none supported, or none at all (no abstention); None otherwise, and
+        when no sentence of the sources shares a word with the question."""
+        if (not (self.settings.rich_extractive_fallback and question.extractive_fallback) or judged.draft.abstained
+                or judged.unchecked or any(v.supported for v in judged.verdicts)):
+            return None
+        quoted = extractive_draft(question.text, sources)
+        return await self._judged(quoted, sources, ctx) if quoted.claims else None
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A draft with its claims' verdicts, and the warning when they could not be checked."""
+
+    draft: Draft
+    verdicts: tuple[Checked, ...]
+    unchecked: Degradation | None = None
+
         unchecked = tuple(Checked(c, supported=False, score=None, reason=f"it could not be checked ({e})")
                           for c in answer.claims)
-        return unchecked, Degradation("claims_unchecked", f"claims could not be checked ({e}): none is marked "
-                                      "supported")
+        return _Judged(answer, unchecked, Degradation("claims_unchecked", f"claims could not be checked ({e}): none "
+                                                      "is marked supported"))
+
+
+def _unchecked(judged: _Judged) -> tuple[Degradation, ...]:
+    return (judged.unchecked,) if judged.unchecked else ()
+
+
+def _no_answer(written: str, answer: Draft, llm: str) -> tuple[Cause, str] | None:
+    """Why the LLM's reply is no answer at all (its prompt written back, only sources that do not exist cited),
+    as a degradation's cause and the start of its warning; None when it is one."""
+    if not written:
+        return "llm_echo", f"{llm} wrote back its prompt instead of an answer"
+    if not answer.abstained and not answer.text:
+        return "llm_citations", f"{llm} cited only sources that do not exist"
+    return None
 
 
 def _snippets(hits: Sequence[Hit], count: int) -> list[Passage]:
@@ -160,12 +202,17 @@ def _snippets(hits: Sequence[Hit], count: int) -> list[Passage]:
             if (chunk := snippet_chunk(h.title, h.content))]
 
 
-def _answer(answer: Draft, verdicts: Sequence[Checked], sources: Sequence[Source], value: Any, model: str,
-            timings: dict[str, float]) -> Answer:
-    cited = {n for v in verdicts for n in v.claim.citations}
+def _claims(judged: _Judged) -> tuple[CheckedClaim, ...]:
+    return tuple(CheckedClaim(v.claim.text, tuple(v.claim.citations), v.supported, v.score, v.reason)
+                 for v in judged.verdicts)
+
+
+def _answer(judged: _Judged, sources: Sequence[Source], value: Any, model: str, timings: dict[str, float],
+            extractive: bool = False, llm_draft: LLMDraft | None = None) -> Answer:
+    answer = judged.draft
+    cited = {n for v in judged.verdicts for n in v.claim.citations}
     return Answer(
         text=answer.text if not answer.abstained else "The sources found do not answer this question.",
         citations=tuple(Citation(s.number, s.url, s.title) for s in sources if s.number in cited),
-        claims=tuple(CheckedClaim(v.claim.text, tuple(v.claim.citations), v.supported, v.score, v.reason)
-                     for v in verdicts),
-        abstained=answer.abstained, json=value, model=model, timings_ms=timings)
+        claims=_claims(judged), abstained=answer.abstained, json=value, model=model, timings_ms=timings,
+        extractive=extractive, llm_draft=llm_draft)

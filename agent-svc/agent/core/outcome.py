@@ -29,6 +29,7 @@ Cause = Literal[
     "claims_unchecked",  # rich: claims not checked, none marked supported
     "output_schema",  # rich: no JSON that validates
     "page_formats",  # summary, question or json formats of pages that failed
+    "llm_unsupported",  # rich: no claim of the LLM's answer supported; the sources' own sentences answer
     "no_content",  # scrapeOptions: pages that failed to load or extract; their Documents carry metadata.error
 ]
 
@@ -73,6 +74,14 @@ class CheckedClaim:
 class Answer:
     """search_type "rich": the cited answer, its checked claims and the JSON its output_schema asked for."""
 
+@dataclass(frozen=True)
+class LLMDraft:
+    """The LLM's own answer where the sources' sentences replaced it: its reply as written, its claims checked."""
+
+    text: str
+    claims: tuple[CheckedClaim, ...]
+
+
     text: str
     citations: tuple[Citation, ...]  # the sources its claims cite
     claims: tuple[CheckedClaim, ...]
@@ -84,6 +93,8 @@ class Answer:
 
 @dataclass(frozen=True)
 class ExplainRow:
+    extractive: bool = False  # the text is the sources' own sentences, not the LLM's (RICH_EXTRACTIVE_FALLBACK)
+    llm_draft: LLMDraft | None = None  # what the LLM wrote when the answer is extractive, with `explain`
     """`explain`: what the runner decided about one candidate, and why."""
 
     url: str

@@ -282,7 +282,8 @@ async def _written(run: _Run, researcher: Researcher, stop: str, on_text: Callab
         error = None if extracted.value is not None else (
             f"no value valid against the schema was read from the notes: {extracted.error or 'the LLM gave none'}")
         return replace(_evidence_result(run, stop, passages), data=extracted.value, error=error)
-    rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt), passages, (), ctx)
+    rich = await answers.rich(Question(run.job.prompt, run.job.system_prompt, extractive_fallback=False), passages,
+                              (), ctx)
     run.llm_calls += 1 if answers.llm.base_url else 0
     return _from_rich(run, stop, rich, passages)
 

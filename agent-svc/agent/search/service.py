@@ -36,7 +36,7 @@ async def _fast(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, 
 
 
 async def _rich(outcome: SearchOutcome, query: SearchQuery, ctx: SearchContext, answers: Answers) -> Rich:
-    question = Question(query.query, query.system_prompt, query.output_schema, query.llm_model)
+    question = Question(query.query, query.system_prompt, query.output_schema, query.llm_model, query.explain)
     hits = [h for name, bucket in outcome.buckets.items() if source(name).ranked for h in bucket]
     return await answers.rich(question, outcome.packed, hits, ctx)
 

@@ -57,11 +57,22 @@ async def _chunks(pieces: Pieces, body: ChatRequest, query: SearchQuery) -> Asyn
             if not query.output_schema:
                 yield chunk(body, id_, {"content": piece})
             continue
-        rest = "" if written and not query.output_schema else content_of(piece, body)
-        content = rest or "".join(written)  # what the client holds once this chunk is read
+        held = "" if query.output_schema else "".join(written)  # what the client holds of the text so far
+        rest = _after(held, piece, body)
+        content = held + rest  # what it holds once this chunk is read
         delta = {"content": rest} if rest else {}
         yield chunk(body, id_, delta | {"annotations": annotations(content, piece, body)}, "stop",
                     **search_fields(piece, body), usage=usage(body, content))
+
+
+def _after(held: str, outcome: SearchOutcome, body: ChatRequest) -> str:
+    """What the last chunk adds to the text the client holds: the whole content when it holds none; after an
+    LLM's draft that the sources' own sentences replaced (RICH_EXTRACTIVE_FALLBACK), those sentences, since what
+    was streamed cannot be taken back; else nothing."""
+    if not held:
+        return content_of(outcome, body)
+    answer = outcome.answer
+    return f"\n\n{answer.text}" if answer and answer.extractive else ""
 
 
 CHAT = Surface(ChatRequest, ChatRequest.to_query,

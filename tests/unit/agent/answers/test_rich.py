@@ -55,11 +55,11 @@ def _chunks(reply: str, body: dict) -> bytes:
     return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
 
 
-def rich(llm: FakeLLM, semantic: FakeSemantic | None = None, **fields):
+def rich(llm: FakeLLM, semantic: FakeSemantic | None = None, fallback: bool = True, **fields):
     fake = FakeSearxng(total=2, snippets={0: "wal checkpoint", 1: "cats"})
     search = fake.search(semantic=semantic or FakeSemantic(), pages=PAGES, fetch_top=2,
                              llm_http=httpx.AsyncClient(transport=httpx.MockTransport(llm.handle)),
-                             rich_abstain_below=0.2, support_floor=0.6)
+                             rich_abstain_below=0.2, support_floor=0.6, rich_extractive_fallback=fallback)
     query = SearchQuery(**{"query": "when does sqlite checkpoint the wal", "limit": 5, "search_type": "rich",
                            **fields})
     outcome = asyncio.run(search.run(search.prepared(query)))
@@ -107,9 +107,9 @@ def test_nothing_close_enough_abstains_without_asking_the_llm() -> None:
 ECHO = "Answer the question using only the numbered sources.\nSources:"  # a base model's "answer"
 
 
-@pytest.mark.parametrize("failure", [503, 500, "", ECHO])
-def test_an_llm_that_fails_leaves_the_ranked_sources_and_a_warning(failure) -> None:
-    outcome = rich(FakeLLM(failure))
+@pytest.mark.parametrize(("failure", "fallback"), [(503, True), (500, True), ("", True), (ECHO, False)])
+def test_an_llm_that_fails_leaves_the_ranked_sources_and_a_warning(failure, fallback: bool) -> None:
+    outcome = rich(FakeLLM(failure), fallback=fallback)
     assert outcome.answer is None and outcome.buckets["web"]
     assert any("the LLM at http://llm.test/v1" in w and "without an answer" in w for w in outcome.warnings)
 
@@ -284,6 +284,60 @@ def test_an_unexpected_failure_in_a_stream_is_an_error_event_not_a_broken_stream
 
 
 def test_a_claim_with_a_changed_number_is_unsupported_and_says_what_was_not_found() -> None:
-    outcome = rich(FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 2000 pages [1]."))
-    [claim] = outcome.answer.claims
+    outcome = rich(FakeLLM("SQLite runs a checkpoint automatically when the WAL file reaches 2000 pages [1]."),
+                   explain=True)
+    [claim] = outcome.answer.llm_draft.claims
     assert claim.supported is False and "not in the cited passages: 2000" in claim.reason
+
+
+UNCITED = "A checkpoint moves the log back into the database. It happens on its own, or when you ask."
+WAL_SENTENCES = ["SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages.",
+                 "PRAGMA wal_checkpoint runs one by hand at any time."]
+
+
+def test_uncited_prose_gives_way_to_the_sources_own_sentences_each_cited_and_checked() -> None:
+    outcome = rich(FakeLLM(UNCITED))
+    answer = outcome.answer
+    assert answer.extractive is True and answer.llm_draft is None  # the draft is kept for `explain` alone
+    assert answer.text == "\n".join(f"{s} [1]" for s in WAL_SENTENCES)  # the sentences that share the question's
+    assert [(c.text, c.citations, c.supported) for c in answer.claims] == [(s, (1,), True) for s in WAL_SENTENCES]
+    assert [c.number for c in answer.citations] == [1] and answer.model == "test-model"
+    assert any("wrote no claim its sources support: the answer is the sources' own sentences" in w
+               for w in outcome.warnings)
+    assert "llm_unsupported" in outcome.degradations
+
+
+def test_with_explain_the_llms_draft_comes_with_its_verdicts() -> None:
+    draft = rich(FakeLLM(UNCITED), explain=True).answer.llm_draft
+    assert draft.text == UNCITED
+    assert [(c.supported, c.reason) for c in draft.claims] == [(False, "it cites no source")] * 2
+
+
+def test_a_well_cited_answer_stays_the_llms() -> None:
+    reply = "SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages [1]. The moon is cheese [1]."
+    outcome = rich(FakeLLM(reply), explain=True)
+    answer = outcome.answer
+    assert answer.extractive is False and answer.llm_draft is None and answer.text == reply
+    assert [c.supported for c in answer.claims] == [True, False]
+    assert not any("own sentences" in w for w in outcome.warnings)
+
+
+def test_without_the_fallback_uncited_prose_stays_the_answer_with_its_verdicts() -> None:
+    answer = rich(FakeLLM(UNCITED), fallback=False).answer
+    assert answer.extractive is False and answer.text == UNCITED
+    assert [c.supported for c in answer.claims] == [False, False]
+
+
+@pytest.mark.parametrize(("reply", "why"), [(ECHO, "wrote back its prompt"),
+                                            ("[7] [9]", "cited only sources that do not exist")])
+def test_a_reply_that_is_no_answer_gives_way_to_the_sources_own_sentences(reply: str, why: str) -> None:
+    outcome = rich(FakeLLM(reply), explain=True)
+    assert outcome.answer.extractive is True and all(c.supported for c in outcome.answer.claims)
+    assert outcome.answer.llm_draft.text == reply and outcome.answer.llm_draft.claims == ()
+    assert any(why in w and w.endswith("the answer is the sources' own sentences closest to the question")
+               for w in outcome.warnings)
+
+
+def test_an_abstaining_llm_still_abstains() -> None:
+    answer = rich(FakeLLM("NO_ANSWER")).answer
+    assert answer.abstained is True and answer.extractive is False

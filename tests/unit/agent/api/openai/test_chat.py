@@ -124,7 +124,9 @@ def test_a_plain_answer_has_a_url_citation_per_source_in_number_order_spanning_i
 
 
 def test_a_source_no_marker_cites_is_still_listed_with_an_empty_span_at_the_end() -> None:
-    reply = sync_client(app_on(FakeLLM("SQLite checkpoints the WAL at 1000 pages [2]."))).chat.completions.create(
+    # its one claim cites the wrong page: without the fallback, the sentences of the sources would answer
+    llm = FakeLLM("SQLite checkpoints the WAL at 1000 pages [2].")
+    reply = sync_client(app_on(llm, rich_extractive_fallback=False)).chat.completions.create(
         model="wisp", messages=[{"role": "user", "content": QUESTION}])
     message = reply.choices[0].message
     assert url_citations(message.content, message.annotations) == [(URL(0), ""), (URL(1), "[2]")]
@@ -142,6 +144,21 @@ def test_a_streamed_answer_carries_them_in_its_last_delta_and_the_sdk_accumulate
     with client.chat.completions.stream(model="wisp", messages=[{"role": "user", "content": QUESTION}]) as s:
         final = s.get_final_completion().choices[0].message
     assert [url for url, _ in url_citations(final.content, final.annotations)] == [URL(0), URL(1)]
+
+
+def test_uncited_prose_streamed_is_followed_by_the_sources_sentences_that_replaced_it() -> None:
+    prose = "A checkpoint moves the log back. It happens on its own."
+    client = sync_client(app_on(FakeLLM(prose)))
+    whole = client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUESTION}])
+    quoted = whole.choices[0].message.content
+    assert quoted.startswith("SQLite runs a checkpoint automatically") and quoted.endswith("[1]")
+    chunks = list(client.chat.completions.create(model="wisp", messages=[{"role": "user", "content": QUESTION}],
+                                                 stream=True))
+    content = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert content == f"{prose}\n\n{quoted}"  # what streamed cannot be taken back: the cited sentences follow
+    annotations = chunks[-1].choices[0].delta.model_extra["annotations"]
+    assert url_citations(content, annotations)[0] == (URL(0), "[1]")
+    assert content.index("[1]") > len(prose)
 
 
 def test_markers_read_alike_streamed_and_whole() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -36,7 +37,7 @@ from agent.api.gate.body_limits import BodyLimit, RequestLimits
 from agent.api.gate.usage import Metering
 from agent.api.openai import routes as openai_routes
 from agent.api.tavily import routes as tavily_routes
-from agent.config import Settings, get_settings
+from agent.config import Settings, get_settings, retired_variables
 from agent.core.context import Spans
 from agent.errors import UpstreamError
 from agent.extract.jobs import extract_jobs
@@ -81,6 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call drowns the log
     logging.getLogger("saq").setLevel(logging.WARNING)  # and one per queued task (a crawl's page)
     logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)  # a line per stateless MCP request
+    for retired in retired_variables(os.environ):
+        logging.getLogger("agent").warning(retired)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

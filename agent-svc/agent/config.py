@@ -5,6 +5,7 @@ collects them. Only the composition root (app.py) reads it; it hands each stage 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -91,6 +92,19 @@ class Settings(BaseModel):
         fields = {name: made(field.annotation) for name, field in cls.model_fields.items()  # type: ignore[arg-type]
                   if name != "modes"}
         return cls(**fields, modes=ModeSettings(made(kind) for kind in _mode_sections()))
+
+
+# variables that once meant something and are now ignored: each with what replaced it
+RETIRED = {
+    "HYBRID_MARGIN": "RELEVANCE_MARGIN, a probability of relevance (it was a raw score of one model)",
+    "SEMANTIC_MARGIN": "RELEVANCE_MARGIN, a probability of relevance (it was a cosine of one model)",
+}
+
+
+def retired_variables(environ: Mapping[str, str]) -> list[str]:
+    """A warning for each retired variable set in `environ`."""
+    return [f"{name} is no longer read: it is replaced by {replacement}; unset it"
+            for name, replacement in RETIRED.items() if name in environ or name.lower() in environ]
 
 
 @lru_cache

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.ranking.anytime import PARTIAL
-from agent.ranking.runner import SEARXNG_ORDER
+from agent.ranking.runner import FIRST_PASS, SEARXNG_ORDER
 from wisp_eval.metrics import percentile, sign_test
 from wisp_eval.runner import Row
 
@@ -42,8 +42,10 @@ def _summary(mode: str, rows: list[Row], baseline_rows: list[Row], k: int) -> di
         "abstention_on_unanswerable": _mean(unanswerable),
         "abstention_on_answerable": _mean(answerable_queries),
         "errors": sum(r.error is not None for r in rows),
-        # ranked modes under load: answers in SearXNG's order (nothing scored), and ranked from part of the texts
+        # ranked modes under load: answers in SearXNG's order (nothing scored, no page fetched), ranked by the
+        # first pass (the model not waited for), and ranked from part of the texts
         "searxng_order": sum(SEARXNG_ORDER in r.warning for r in rows),
+        "first_pass": sum(FIRST_PASS in r.warning for r in rows),
         "partial_ranking": sum(PARTIAL in r.warning for r in rows),
         "latency_ms": _spread(latencies),
         "stages_ms": {stage: _spread(values) for stage, values in sorted(stages.items())},
@@ -92,8 +94,8 @@ def markdown(meta: dict[str, Any], summary: list[dict], rows: list[Row], baselin
         f"{meta.get('busy_loops', 0)} busy loops beside the stack.", "",
         f"| mode | nDCG@{k} | success@{k} | answerable | abstained (unanswerable) | p50 ms | p95 ms "
         f"| nDCG@{k} vs {baseline} W/L/T (p) | answerable vs {baseline} W/L/T (p) | errors "
-        "| SearXNG order | partial ranking |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| SearXNG order | first pass | partial ranking |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summary:
         lines.append(
@@ -101,7 +103,7 @@ def markdown(meta: dict[str, Any], summary: list[dict], rows: list[Row], baselin
             f"| {_fmt(s['abstention_on_unanswerable'])} | {_fmt(s['latency_ms']['p50'], 0)} "
             f"| {_fmt(s['latency_ms']['p95'], 0)} | {_versus(s, f'ndcg@{k}', baseline)} "
             f"| {_versus(s, 'answerable', baseline)} | {s['errors']} | {s['searxng_order']} "
-            f"| {s['partial_ranking']} |"
+            f"| {s['first_pass']} | {s['partial_ranking']} |"
         )
     lines += ["", "## Time per stage (from `timings_ms`)", "",
               "| mode | stage | p50 ms | p95 ms |", "|---|---|---|---|"]

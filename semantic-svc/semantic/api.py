@@ -222,17 +222,19 @@ def _embedder_json(embedder: Embedder | None) -> dict[str, Any] | None:
 
 
 def _speed(runtime: Runtime, kind: SpeedKind) -> dict[str, Any]:
-    """The speed of `kind` now, as agent-svc plans its next batch with it."""
+    """The speed of `kind` now, as agent-svc plans its next batch with it, and the model time queued ahead of a
+    new search's job, as agent-svc decides with it whether to wait for the model."""
     speed = runtime.speed.speed(kind)
-    return {"kind": kind, "ms_per_kchar": speed.ms_per_kchar, "ms_per_text": speed.ms_per_text}
+    return {"kind": kind, "ms_per_kchar": speed.ms_per_kchar, "ms_per_text": speed.ms_per_text,
+            "queued_ms": round(runtime.lane.queued_ms(), 1)}
 
 
 def _calibration(runtime: Runtime) -> dict[str, Any]:
     calibration = runtime.calibration
     return {"calibration": None if calibration is None else dataclasses.asdict(calibration),
+            "relevance": {role: c.describe() for role, c in runtime.relevance.items()} or None,
             "warnings": runtime.warnings}
 
-            "relevance": {role: c.describe() for role, c in runtime.relevance.items()} or None,
 
 async def _while_connected(request: Request, work: Awaitable[T]) -> T:
     """The result of `work`, cancelled if the client disconnects first: its queued model jobs are then dropped

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from agent.answers.grounding import missing_terms
 from agent.answers.synthesis import Claim, Source, sentences
 from agent.core.context import SearchContext
+from agent.errors import Degraded
 from agent.upstream.semantic import SemanticClient
 
 WINDOW = 2  # sentences per piece of evidence
@@ -26,7 +27,7 @@ WINDOW = 2  # sentences per piece of evidence
 class Checked:
     claim: Claim
     supported: bool
-    score: float | None  # None: it cites nothing, so nothing was checked
+    score: float | None  # its best window's probability of support; None: it cites nothing, so nothing was checked
     reason: str | None  # why it is not supported; None when it is
 
 
@@ -43,16 +44,21 @@ async def _check(claim: Claim, sources: dict[int, Source], floor: float, ctx: Se
     evidence = [w for text in cited for w in windows(text)]
     if not evidence:
         return Checked(claim, supported=False, score=None, reason="it cites no source")
-    best = max(await semantic.similarity(claim.text, evidence, ctx.rich_remaining_s()))
+    ratings = await semantic.similarity(claim.text, evidence, ctx.rich_remaining_s())
+    best = ratings.best_probability()
+    if best is None:
+        raise Degraded("semantic-svc's similarity model has no relevance calibration, so no probability to hold "
+                       "against SUPPORT_FLOOR")
     reason = verdict_reason(best, floor, missing_terms(claim.text, cited))
     return Checked(claim, supported=reason is None, score=round(best, 4), reason=reason)
 
 
 def verdict_reason(score: float, floor: float, missing: Sequence[str]) -> str | None:
-    """Why a claim with this similarity and these missing terms is not supported; None when it is."""
+    """Why a claim whose best window has this probability and whose cited passages lack these terms is not
+    supported; None when it is."""
     reasons = []
     if score < floor:
-        reasons.append(f"similarity {score:.2f} is below the floor {floor:.2f}")
+        reasons.append(f"probability {score:.2f} is below the floor {floor:.2f}")
     if missing:
         reasons.append(f"not in the cited passages: {', '.join(missing)}")
     return "; ".join(reasons) or None

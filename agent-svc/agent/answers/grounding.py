@@ -62,9 +62,11 @@ def normalised(text: str) -> str:
 
 def _contains(haystack: str, term: str) -> bool:
     # a number must not match inside a longer one (3.11 is not in 3.110, 13.11 nor 3.11.2), a flag inside a
-    # longer flag (--force is not in --force-with-lease); 7 is in 7-bit, os.path in os.path.join
-    after = r"(?!\w|-\w|\.\d)" if term.startswith("-") else r"(?!\w|\.\d)"
-    return re.search(rf"(?<![\w.-]){re.escape(term)}{after}", haystack) is not None
+    # longer flag (--force is not in --force-with-lease, -f not in --f); 7 is in 7-bit, 10 in 2009-10-14 and 4 in
+    # Listing 12-4 (a copied date or range is split into its numbers), os.path in os.path.join
+    flag = term.startswith("-")
+    before, after = (r"(?<![\w.-])", r"(?!\w|-\w|\.\d)") if flag else (r"(?<![\w.])", r"(?!\w|\.\d)")
+    return re.search(rf"{before}{re.escape(term)}{after}", haystack) is not None
 
 
 def _without_parts(terms: Iterable[str]) -> tuple[str, ...]:

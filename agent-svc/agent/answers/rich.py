@@ -1,9 +1,14 @@
 """search_type "rich": the ranked sources → an answer with inline [n] citations whose every claim is checked
 (seed 003's search-type spectrum; seed 000's stage 4). It owns the flow and its fallbacks:
 
-- nothing packed, or the best passage below RICH_ABSTAIN_BELOW (cosine to the question) → abstained, no LLM call;
-- the LLM down, erroring, slow past the deadline, returning nothing or writing back its prompt → the ranked
-  sources, no answer, a warning;
+- nothing packed, or the best passage below RICH_ABSTAIN_BELOW (its probability of relevance to the question)
+  → abstained, no LLM call;
+- the LLM down, erroring, slow past the deadline or returning nothing → the ranked sources, no answer, a
+  warning;
+- no claim of the LLM's answer supported, or a reply that is no answer (its prompt written back, only sources
+  that do not exist cited) → the sources' own sentences closest to the question, cited and checked
+  (`extractive.py`; RICH_EXTRACTIVE_FALLBACK), the LLM's reply kept for `explain`, a warning; with the fallback
+  off, the LLM's answer as it is, or the ranked sources and no answer;
 - semantic-svc unable to check the claims → every claim `supported: false` with a warning.
 """
 
@@ -17,12 +22,12 @@ from typing import Any
 
 from agent.answers.claims import Checked, checked
 from agent.answers.extraction import ExtractedData, PageText, extract_data
+from agent.answers.extractive import extractive_draft
 from agent.answers.page_answers import answer_pages
 from agent.answers.settings import RichSettings
 from agent.answers.structured import structured
 from agent.answers.synthesis import Draft, Source, draft, messages, sources_of, without_prompt
 from agent.core.context import CpuPool, SearchContext
-from agent.answers.extractive import extractive_draft
 from agent.core.hits import Hit
 from agent.core.outcome import Answer, Cause, CheckedClaim, Citation, Degradation, LLMDraft, SearchOutcome
 from agent.core.passage import Passage, snippet_chunk
@@ -41,17 +46,17 @@ class Question:
     system_prompt: str | None = None
     output_schema: dict[str, Any] | None = None
     llm_model: str | None = None
-
-
-@dataclass(frozen=True)
-class Rich:
-    """What a rich answer makes: the answer (None when the LLM gave none), the passages the model read (the
     explain: bool = False  # an extractive answer keeps the LLM's draft
     extractive_fallback: bool = True  # RICH_EXTRACTIVE_FALLBACK applies (a research report quotes its sources
     # anyway, under the answer, and its claims join sources, which one sentence of one source cannot)
 
 
 QUOTED = "the answer is the sources' own sentences closest to the question"
+
+
+@dataclass(frozen=True)
+class Rich:
+    """What a rich answer makes: the answer (None when the LLM gave none), the passages the model read (the
     response's context: its [n] are the answer's), and why it fell back, if it did."""
 
     answer: Answer | None
@@ -142,20 +147,15 @@ class Answers:
         """Whether no packed passage is close enough to the question to answer it (semantic-svc down: unknown,
         so the LLM decides)."""
         try:
-            scores = await self.semantic.similarity(question, [p.scored_text for p in packed], ctx.rich_remaining_s())
+            ratings = await self.semantic.similarity(question, [p.scored_text for p in packed], ctx.rich_remaining_s())
         except Degraded:
             return False
-        return max(scores, default=0.0) < self.settings.rich_abstain_below
+        best = ratings.best_probability()
+        return best is not None and best < self.settings.rich_abstain_below
 
     async def _judged(self, answer: Draft, sources: Sequence[Source], ctx: SearchContext) -> _Judged:
         return await _checked_or_unchecked(answer, sources, self.settings.support_floor, ctx, self.semantic)
 
-
-async def _checked_or_unchecked(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext,
-                                semantic: SemanticClient) -> _Judged:
-    try:
-        return _Judged(answer, await checked(answer.claims, sources, floor, ctx, semantic))
-    except Degraded as e:
     async def _quoted(self, question: Question, judged: _Judged, sources: Sequence[Source], ctx: SearchContext
                       ) -> _Judged | None:
         """The sources' own sentences as the answer, judged, when the fallback applies to `question` and the
@@ -176,6 +176,12 @@ class _Judged:
     verdicts: tuple[Checked, ...]
     unchecked: Degradation | None = None
 
+
+async def _checked_or_unchecked(answer: Draft, sources: Sequence[Source], floor: float, ctx: SearchContext,
+                                semantic: SemanticClient) -> _Judged:
+    try:
+        return _Judged(answer, await checked(answer.claims, sources, floor, ctx, semantic))
+    except Degraded as e:
         unchecked = tuple(Checked(c, supported=False, score=None, reason=f"it could not be checked ({e})")
                           for c in answer.claims)
         return _Judged(answer, unchecked, Degradation("claims_unchecked", f"claims could not be checked ({e}): none "

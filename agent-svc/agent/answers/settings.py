@@ -27,7 +27,8 @@ class RichSettings(Section):
     # scored at least 0.665, one checked against another query's sources above 0.55 in 2 of 63), now the
     # probabilities those cosines map to under the embedder's relevance calibration, so they hold for any model
     rich_abstain_below: float = Field(
-        0.42, ge=-1, le=1, description="Abstain without asking the LLM when no source passage reaches this cosine "
-        "to the question")
-    support_floor: float = Field(0.55, ge=-1, le=1, description="A claim is supported when a window of the "
-                                 "passages it cites reaches this cosine to it")
+        0.30, ge=0, le=1, description="Abstain without asking the LLM when no source passage's probability of "
+        "relevance to the question reaches this (no abstention when semantic-svc has no calibration)")
+    support_floor: float = Field(0.50, ge=0, le=1, description="A claim is supported when a window of the "
+                                 "passages it cites reaches this probability (semantic-svc's calibration of "
+                                 "/similarity) and holds the claim's terms")

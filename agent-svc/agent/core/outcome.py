@@ -12,10 +12,13 @@ from agent.core.passage import Passage
 
 # why a stage fell back: each counted (wisp_agent_degradations_total) and told in the response's warning
 Cause = Literal[
-    "searxng_order",  # nothing could be scored: SearXNG's order
-    "snippet_scores",  # page content could not be scored: ranked by the first pass's snippet scores
+    "searxng_order",  # nothing could be scored and no page was fetched: SearXNG's order
+    "first_pass",  # the model could not score in time: ranked by BM25 and page features over the fetched pages
+    "snippet_scores",  # page content could not be scored: ranked by pass 1's snippet scores (semantic mode)
     "snippets",  # pages that failed to load or extract: their SearXNG snippets stood in
     "partial_scores",  # the deadline came before every text was scored: ranked with those that were
+    "abstained",  # no passage reached RELEVANCE_FLOOR: no result presented
+    "uncalibrated",  # semantic-svc's model has no relevance calibration: nothing pruned, no abstaining
     "keyword_form",  # the keyword form of a question failed: searched as written
     "source_failed",  # one source's SearXNG request failed: its bucket is empty
     "searxng_page",  # a later SearXNG page failed: fewer results
@@ -26,10 +29,10 @@ Cause = Literal[
     "llm_unavailable",  # rich: the LLM failed; sources without an answer
     "llm_echo",  # rich: the LLM wrote back its prompt
     "llm_citations",  # rich: the LLM cited only sources that do not exist
+    "llm_unsupported",  # rich: no claim of the LLM's answer supported; the sources' own sentences answer
     "claims_unchecked",  # rich: claims not checked, none marked supported
     "output_schema",  # rich: no JSON that validates
     "page_formats",  # summary, question or json formats of pages that failed
-    "llm_unsupported",  # rich: no claim of the LLM's answer supported; the sources' own sentences answer
     "no_content",  # scrapeOptions: pages that failed to load or extract; their Documents carry metadata.error
 ]
 
@@ -50,6 +53,7 @@ class ResultDetail:
     evidence: str  # "page" (its fetched content was scored), "index" (the index's chunk) or "snippet"
     passages: tuple[dict[str, Any], ...] = ()
     rank_score: float | None = None  # what the final order sorts by (the mode's fusion), when it is not `score`
+    probability: float | None = None  # of relevance, its most relevant passage's (semantic-svc's calibration)
 
 
 @dataclass(frozen=True)
@@ -71,16 +75,16 @@ class CheckedClaim:
 
 
 @dataclass(frozen=True)
-class Answer:
-    """search_type "rich": the cited answer, its checked claims and the JSON its output_schema asked for."""
-
-@dataclass(frozen=True)
 class LLMDraft:
     """The LLM's own answer where the sources' sentences replaced it: its reply as written, its claims checked."""
 
     text: str
     claims: tuple[CheckedClaim, ...]
 
+
+@dataclass(frozen=True)
+class Answer:
+    """search_type "rich": the cited answer, its checked claims and the JSON its output_schema asked for."""
 
     text: str
     citations: tuple[Citation, ...]  # the sources its claims cite
@@ -89,12 +93,12 @@ class LLMDraft:
     json: Any
     model: str
     timings_ms: Mapping[str, float]
+    extractive: bool = False  # the text is the sources' own sentences, not the LLM's (RICH_EXTRACTIVE_FALLBACK)
+    llm_draft: LLMDraft | None = None  # what the LLM wrote when the answer is extractive, with `explain`
 
 
 @dataclass(frozen=True)
 class ExplainRow:
-    extractive: bool = False  # the text is the sources' own sentences, not the LLM's (RICH_EXTRACTIVE_FALLBACK)
-    llm_draft: LLMDraft | None = None  # what the LLM wrote when the answer is extractive, with `explain`
     """`explain`: what the runner decided about one candidate, and why."""
 
     url: str
@@ -108,6 +112,7 @@ class ExplainRow:
     decision: str  # "kept" or "pruned"
     reason: str
     features: Mapping[str, float]
+    probability: float | None = None  # of relevance: its most relevant passage's
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,7 @@ class SearchOutcome:
     pages: Mapping[str, Page] = field(default_factory=dict)  # the pages fetched for the results, by URL
     timings: Mapping[str, float] = field(default_factory=dict)  # per stage, in ms, once the search is done
     degradations: tuple[Cause, ...] = ()  # counted once, when the request ends
+    abstained: bool = False  # a ranked mode found nothing relevant enough to present (RELEVANCE_FLOOR)
 
     def warned(self, *notes: str | Degradation | None) -> SearchOutcome:
         """The same outcome with these warnings added in order (None ones skipped). A Degradation's cause is

@@ -14,6 +14,7 @@ class Passage:
     title: str
     chunk: Chunk
     score: float = 0.0
+    probability: float | None = None  # of relevance to the query, when a calibrated model scored it
 
     @property
     def heading(self) -> str:
@@ -23,8 +24,9 @@ class Passage:
     def text(self) -> str:
         return self.chunk.text
 
-    def as_json(self) -> dict[str, str | float]:
-        return {"heading": self.heading, "text": self.text, "score": round(self.score, 4)}
+    def as_json(self) -> dict[str, str | float | None]:
+        known = {} if self.probability is None else {"probability": self.probability}
+        return {"heading": self.heading, "text": self.text, "score": round(self.score, 4), **known}
 
     @property
     def scored_text(self) -> str:

@@ -47,6 +47,9 @@ class SearchQuery:
     main_content_only: bool = True  # scrapeOptions.onlyMainContent
     fetch_top: int | None = None  # None: the configured FETCH_TOP
     explain: bool = False
+    # keep every scored result: no RELEVANCE_MARGIN, no abstaining (a research job's searches read what they find
+    # and judge its passages themselves; a hop's page is often far from the words that found it)
+    exhaustive: bool = False
     rerank: bool | None = None  # hybrid_vector: score the merged pool as hybrid mode does (None: the default, yes)
     output_schema: dict | None = None  # rich: a checked JSON Schema for `answer.json`
     system_prompt: str | None = None  # rich: before Wisp's own rules

@@ -19,10 +19,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from agent.core.ratings import Ratings
 from agent.errors import Degraded
 
 # texts → scores; raises Degraded. The float is the time the call may take.
-ScoreBatch = Callable[[list[str], float], Awaitable[list[float]]]
+ScoreBatch = Callable[[list[str], float], Awaitable[Ratings]]
 Pace = Callable[[], float | None]  # the model's milliseconds per 1,000 characters; None before it is known
 
 PARTIAL = "the deadline came before semantic-svc scored every text"  # how a warning says the ranking is partial
@@ -37,9 +38,11 @@ ONE_CALL_SHARE = 0.75
 
 @dataclass(frozen=True)
 class Partial:
-    """One score per text in the order given; None where the deadline came first."""
+    """One score per text in the order given, and its probability of relevance; None where the deadline came first
+    (a probability: also where the model has no calibration)."""
 
     scores: tuple[float | None, ...]
+    probabilities: tuple[float | None, ...] = ()
 
     @property
     def scored(self) -> int:
@@ -57,17 +60,19 @@ class Partial:
 
 
 async def score_in_time(texts: Sequence[str], score: ScoreBatch, until: float, pace: Pace, extra_chars: int = 0,
-                        clock: Callable[[], float] = time.monotonic) -> Partial:
+                        ahead_s: float = 0.0, clock: Callable[[], float] = time.monotonic) -> Partial:
     """Scores of `texts` (best first: the first texts are worth the most), as many as semantic-svc returns before
     `until` (a `clock` time). `extra_chars` is what each text costs beyond its own characters (a reranker reads
-    the query with every passage). Raises Degraded when not one text could be scored."""
+    the query with every passage); `ahead_s`, the model work queued in semantic-svc's lane before these texts,
+    which the batches are planned after. Raises Degraded when not one text could be scored."""
     scores: list[float | None] = [None] * len(texts)
+    probabilities: list[float | None] = [None] * len(texts)
     planner = _Planner([len(t) + extra_chars for t in texts], pace)
-    flying: deque[tuple[int, int, asyncio.Task[list[float]]]] = deque()
+    flying: deque[tuple[int, int, asyncio.Task[Ratings]]] = deque()
     failure: Degraded | None = None
     try:
         while True:
-            while len(flying) < IN_FLIGHT and (span := planner.next(until - clock())):
+            while len(flying) < IN_FLIGHT and (span := planner.next(until - ahead_s - clock())):
                 start, stop = span
                 flying.append((start, stop, asyncio.create_task(score(list(texts[start:stop]),
                                                                       max(until - clock(), 0.0)))))
@@ -79,13 +84,14 @@ async def score_in_time(texts: Sequence[str], score: ScoreBatch, until: float, p
             except Degraded as e:
                 failure = e
                 break
-            scores[start:stop] = batch
+            scores[start:stop] = batch.scores
+            probabilities[start:stop] = batch.probabilities or [None] * len(batch)
             planner.done()
     finally:
         for _, _, task in flying:
             task.cancel()
         await asyncio.gather(*(task for _, _, task in flying), return_exceptions=True)
-    partial = Partial(tuple(scores))
+    partial = Partial(tuple(scores), tuple(probabilities))
     if texts and not partial.scored:
         raise failure or Degraded("the deadline came before semantic-svc could score a text")
     return partial

@@ -1,5 +1,5 @@
 """The recency weight of the ranked modes: for time-sensitive queries only, fresher pages gain up to a share of
-the margin by their published date (seed 000 stage 2), before any pruning."""
+the spread of the candidates' scores by their published date (seed 000 stage 2), before any pruning."""
 
 from __future__ import annotations
 
@@ -28,5 +28,5 @@ def freshness(published: datetime | None, now: datetime | None = None) -> float:
 
 
 def recency_bonus(published: datetime | None, scale: float) -> float:
-    """What a page gains by its freshness, at most `scale` (the recency weight × the mode's margin)."""
+    """What a page gains by its freshness, at most `scale` (the recency weight × the spread of the scores)."""
     return scale * freshness(published)

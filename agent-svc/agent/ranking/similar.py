@@ -123,9 +123,11 @@ async def _candidates(queries: list[str], seed_url: str, query: SearchQuery, ctx
 async def _cosine_to_mean(seed: list[str], passages: list[str], ctx: SearchContext, semantic: SemanticClient
                           ) -> list[float]:
     if len(seed) == 1:
-        return await semantic.similarity(seed[0], passages, ctx.pipeline_remaining_s())
-    to_a, to_b = await asyncio.gather(semantic.similarity(seed[0], [*passages, seed[1]], ctx.pipeline_remaining_s()),
-                                      semantic.similarity(seed[1], passages, ctx.pipeline_remaining_s()))
+        return list((await semantic.similarity(seed[0], passages, ctx.pipeline_remaining_s())).scores)
+    rated_a, rated_b = await asyncio.gather(
+        semantic.similarity(seed[0], [*passages, seed[1]], ctx.pipeline_remaining_s()),
+        semantic.similarity(seed[1], passages, ctx.pipeline_remaining_s()))
+    to_a, to_b = rated_a.scores, rated_b.scores
     norm = math.sqrt(max(2 + 2 * to_a[-1], 1e-9))  # |a + b| for unit vectors a, b
     return [(x + y) / norm for x, y in zip(to_a[:-1], to_b, strict=True)]
 

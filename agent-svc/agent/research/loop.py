@@ -225,7 +225,7 @@ async def _searched(run: _Run, researcher: Researcher, query: str, round_: int) 
     sites = [urlsplit(url).hostname or "" for url in job.urls] if job.strict_urls else []
     request = SearchQuery(query=search.query_limit(query), limit=run.budget.results,
                           retrieval_mode=job.retrieval_mode, timeout_ms=round(SEARCH_TIMEOUT_S * 1000),
-                          include_domains=[s for s in dict.fromkeys(sites) if s])
+                          include_domains=[s for s in dict.fromkeys(sites) if s], exhaustive=True)
     try:
         outcome = await search.run(search.prepared(request))
     except WispError as e:

@@ -2,8 +2,8 @@
 one result per page with its best chunk, nothing for a query the index does not answer.
 
 Seed 001: without a floor the top hits of an index enter every query, however off-topic (sqlite.org/about.html
-in shopping queries). VECTOR_FLOOR is the cosine a query's best chunk must reach for the index to answer it
-(docs/evaluation.md: its calibration on the dev set; recalibrate for another embedder).
+in shopping queries). VECTOR_FLOOR is the probability of relevance a query's best chunk must reach for the index
+to answer it (docs/evaluation.md); without semantic-svc's calibration there is none, and no floor applies.
 """
 
 from __future__ import annotations
@@ -45,14 +45,20 @@ async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limi
                                                 None, ctx.pipeline_remaining_s())
     admitted = ResultFilter(tuple(query.include_domains), tuple(query.exclude_domains))
     kept = [c for c in chunks if admitted.admits(c["url"], None)]
-    if max((float(c["score"]) for c in kept), default=-1.0) < reach.floor:
+    best = max((p for c in kept if (p := _probability(c)) is not None), default=None)
+    if best is not None and best < reach.floor:
         return []
     return [_indexed(chunk) for chunk in dedupe(kept, lambda c: c["url"])[:limit]]
+
+
+def _probability(chunk: dict[str, Any]) -> float | None:
+    probability = chunk.get("probability")
+    return float(probability) if isinstance(probability, (int, float)) else None
 
 
 def _indexed(chunk: dict[str, Any]) -> IndexedHit:
     url, text = chunk["url"], str(chunk.get("text") or "")
     title = str(chunk.get("title") or url)
     passage = Passage(url, title, Chunk(int(chunk.get("chunk_index") or 0), text, str(chunk.get("heading") or "")),
-                      float(chunk["score"]))
+                      float(chunk["score"]), _probability(chunk))
     return IndexedHit(Hit(url=url, title=title, content=text, engines=("index",)), passage)

@@ -29,5 +29,6 @@ class Upstreams:
                           searxng.engine_health_window_s, PagePolicy(searxng.searxng_page_size,
                                                                      searxng.searxng_max_pages)),
             SemanticClient(semantic.semantic_svc_url, http, semantic.semantic_timeout_s, semantic.index_collection,
-                           IndexReach(semantic.index_chunks_per_result, semantic.vector_floor)),
+                           IndexReach(semantic.index_chunks_per_result, semantic.vector_floor),
+                           semantic.semantic_admission),
             LLMClient(llm.llm_base_url, llm.llm_api_key, llm.llm_model, llm.llm_max_tokens, llm.llm_system_role))

@@ -8,8 +8,9 @@ from pydantic import Field
 from agent.core.section import Section
 
 # bench/vector_eval.py on the dev set with the offline embedder, 3 crawled sites (845 pages, 10,007 chunks): the
-# best chunk of the 16 queries about them scored 0.613–0.848, of the 47 others 0.298–0.560; the midpoint
-VECTOR_FLOOR = 0.586
+# best chunk of the 16 queries about them scored cosine 0.613–0.848, of the 47 others 0.298–0.560; the midpoint,
+# 0.586, is this probability of relevance under the embedder's calibration (semantic-svc's relevance set)
+VECTOR_FLOOR = 0.56
 
 
 class SearxngSettings(Section):
@@ -35,10 +36,14 @@ class SemanticSvcSettings(Section):
     index_collection: str = Field("", max_length=200, description="Qdrant collection of the vector index (empty: "
                                   "semantic-svc's QDRANT_COLLECTION)")
     vector_floor: float = Field(
-        VECTOR_FLOOR, ge=-1, le=1, description="vector modes: a query whose best indexed chunk lies below this cosine "
-        "to it has no answer in the index (calibrated for the offline embedder; recalibrate for another)")
+        VECTOR_FLOOR, ge=0, le=1, description="vector modes: a query whose best indexed chunk's probability of "
+        "relevance lies below this has no answer in the index (a probability: the same for every embedder)")
     index_chunks_per_result: int = Field(4, ge=1, le=25, description="vector modes: chunks asked of the index per "
                                          "result wanted (a page's chunks crowd the nearest ones)")
+    semantic_admission: bool = Field(
+        True, description="Weigh the work queued in semantic-svc's model lane (it reports it with every answer): a "
+        "ranked search whose texts it would not reach before the deadline is not sent (its mode ranks without the "
+        "model), and batches are sized to the time left after the queue; false: every search joins the queue")
 
 
 class LLMSettings(Section):

@@ -18,7 +18,9 @@ first have run: agent-svc's crawler retries a 503 only three times, and a page s
 searches came first. Behind other background work it still expires, which tells a crawl that it asks more than
 the model can do. Each priority has its own `max_pending`, so a crawl's backlog never refuses a search.
 
-Each model call is timed, and its time goes to the speed of the kind of work it did (`speed.py`).
+Each model call is timed, and its time goes to the speed of the kind of work it did (`speed.py`). By those speeds
+the lane tells how long a new interactive job would wait (`queued_ms`): semantic-svc reports it with every
+answer, so that agent-svc asks the model only when the answer can come before its deadline.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class ModelLane:
         self._heap = heap or HeapTrimmer()
         self.speed = speed or SpeedMeter()
         self._interactive_s = 0.0  # model time spent on interactive calls, which background waits do not count
+        self._call_ends: float | None = None  # when the call in progress should end, by the measured speeds
         self._batches = self._sliced = self._computed = self._skipped = self._expired = 0
 
     async def run(self, work: Work, items: list[Text], batch_key: Hashable | None = None,
@@ -101,6 +104,13 @@ class ModelLane:
         queue.append(job)
         self._ready.set()
         return await job.future
+
+    def queued_ms(self) -> float:
+        """How long a new interactive job would wait for the model, by the measured speeds: the time the waiting
+        interactive jobs need and what the call in progress has left (background jobs wait behind it)."""
+        running_s = max(self._call_ends - self._clock(), 0.0) if self._call_ends is not None else 0.0
+        return running_s * 1000 + sum(self._estimate_ms(job.timed_as, job.items[job.taken:])
+                                      for job in self._queues["interactive"])
 
     def stats(self) -> LaneStats:
         waiting = {priority: Depth(len(queue), sum(job.remaining for job in queue))
@@ -129,6 +139,9 @@ class ModelLane:
             batch = self._next_batch(queue)
             items = [item for part in batch for item in part.job.items[part.start : part.stop]]
             started = self._clock()
+            self._call_ends = started + sum(self._estimate_ms(part.job.timed_as,
+                                                              part.job.items[part.start : part.stop])
+                                            for part in batch) / 1000
             try:
                 results = await loop.run_in_executor(self._executor, self._compute, batch[0].job.work, items)
             except Exception as e:  # the model's error belongs to the requests that asked
@@ -136,6 +149,8 @@ class ModelLane:
                     if not part.job.future.done():
                         part.job.future.set_exception(e)
                 continue
+            finally:
+                self._call_ends = None
             self._record(batch, items, self._clock() - started)
             offset = 0
             for part in batch:
@@ -150,6 +165,10 @@ class ModelLane:
             return work(items)
         finally:
             self._heap.after_call()
+
+    def _estimate_ms(self, kind: SpeedKind | None, items: Sequence[Text]) -> float:
+        # work timed as no kind is another embedder's (EMBED_MODEL's beside SIMILARITY_MODEL's): an embedder's pace
+        return sum(map(_chars, items)) * self.speed.speed(kind or "embed").ms_per_kchar / 1000
 
     def _waiting_clock(self, priority: Priority) -> float:
         """The clock a job of `priority` waits on: a background job's stands still while interactive work runs."""

@@ -5,8 +5,8 @@ snippets of about 250, against a short query) is reranked, then embedded (by the
 SIMILARITY_MODEL gives /similarity one of its own). Those times seed the speed EWMAs and estimate agent-svc's
 stages: hybrid's rerank of the shortlist, semantic mode's pass 2 (the same texts through /similarity's embedder),
 one query embedding, and indexing throughput (the embedder's). A stage estimated over its share of agent-svc's
-deadline gets a warning: the models still work, but ranked searches will score part of their shortlist or keep
-SearXNG's order.
+deadline gets a warning: the models still work, but ranked searches will score part of their shortlist or rank
+by their first pass (BM25 and page features).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class Calibration:
         return [f"the {role} {model} takes about {ms / 1000:.1f} s for {stage} of a {SHORTLIST_CHUNKS}-chunk, "
                 f"{SHORTLIST_SNIPPETS}-snippet shortlist on this machine, more than the {self.budget_s:.1f} s it "
                 f"may use of agent-svc's {self.deadline_s:.1f} s deadline (PIPELINE_DEADLINE_S x "
-                "RANK_DEADLINE_SHARE): ranked searches will score part of their shortlist, or keep SearXNG's order"
+                "RANK_DEADLINE_SHARE): ranked searches will score part of their shortlist, or rank by their first pass"
                 for role, model, stage, ms in stages if ms > self.budget_s * 1000]
 
 

@@ -87,13 +87,15 @@ class FakeSearxng:
 
     def search(self, semantic: FakeSemantic | None = None, pages: dict[str, str] | None = None,
                llm_http: httpx.AsyncClient | None = None, **settings: object) -> Search:
-        """The search stage on these services, made as the app makes it."""
+        """The search stage on these services, made as the app makes it. FakeSemantic's probabilities are word
+        shares, no calibration: nothing is pruned or abstained by them unless a test sets RELEVANCE_*."""
         http = httpx.AsyncClient(transport=httpx.MockTransport(self.handle))
-        config = Settings.of(searxng_url="http://searx.test", **settings)
+        config = Settings.of(**{"searxng_url": "http://searx.test", "relevance_margin": 1.0, "relevance_floor": 0.0,
+                                **settings})
         policy = FetchPolicy(Allowlist.parse(""), config.pages.fetch_max_bytes, 5, "test")
         scorer_http = httpx.AsyncClient(transport=httpx.MockTransport(semantic.handle)) if semantic else http
         semantic_client = SemanticClient("http://semantic.test", scorer_http, 1.0, "", IndexReach(
-            config.semantic.index_chunks_per_result, config.semantic.vector_floor))
+            config.semantic.index_chunks_per_result, config.semantic.vector_floor), config.semantic.semantic_admission)
         llm_url = "http://llm.test/v1" if config.llm.llm_base_url else ""  # LLM_BASE_URL="": none configured
         llm = LLMClient(llm_url, "", "test-model", 200, config.llm.llm_system_role, http=llm_http or http)
         searxng = SearxngClient(config.searxng.searxng_url, http, config.searxng.searxng_timeout_s)
@@ -113,10 +115,13 @@ def _rank(url: str) -> int:
 
 
 class FakeSemantic:
-    """semantic-svc's /similarity and /rerank: a passage scores the share of the query's words it holds."""
+    """semantic-svc's /similarity and /rerank: a passage scores the share of the query's words it holds, which is
+    also its probability of relevance (unless `calibrated` is False: semantic-svc without a calibration)."""
 
-    def __init__(self, failing: set[str] | None = None) -> None:
+    def __init__(self, failing: set[str] | None = None, queued_ms: float = 0.0, calibrated: bool = True) -> None:
         self.failing = failing or set()
+        self.calibrated = calibrated
+        self.queued_ms = queued_ms  # the model work each answer says waits in the lane
         self.calls: list[tuple[str, list[str]]] = []
 
     async def handle(self, request: httpx.Request) -> httpx.Response:
@@ -127,7 +132,9 @@ class FakeSemantic:
         words = set(tokenize(body["query"]))
         scores = [len(words & set(tokenize(p))) / len(words) for p in body["passages"]]
         kind = "rerank" if request.url.path == "/rerank" else "embed"
-        return httpx.Response(200, json={"scores": scores, "speed": {"kind": kind, "ms_per_kchar": 1.0}})
+        return httpx.Response(200, json={"scores": scores, "probabilities": scores if self.calibrated else None,
+                                         "speed": {"kind": kind, "ms_per_kchar": 1.0,
+                                                                     "queued_ms": self.queued_ms}})
 
     def passages(self, path: str) -> list[str]:
         """Every passage asked of `path`, over all its calls."""

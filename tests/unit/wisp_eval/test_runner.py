@@ -1,7 +1,7 @@
 import pytest
 
 from agent.ranking.anytime import PARTIAL
-from agent.ranking.runner import SEARXNG_ORDER
+from agent.ranking.runner import FIRST_PASS, SEARXNG_ORDER
 from wisp_eval.dataset import Query
 from wisp_eval.report import markdown, plot, summarize, write_json
 from wisp_eval.runner import evaluate
@@ -96,7 +96,7 @@ def test_ranked_answers_that_fell_back_are_counted() -> None:
     hybrid = Scripted("hybrid", {
         "q1": Answer(["good.org/1"], "alpha", warning=f"semantic-svc failed (timeout): {SEARXNG_ORDER}"),
         "q2": Answer(["good.org/2"], "beta", warning=f"{PARTIAL}: ranked with 3 of 20 scored"),
-        "q3": Answer([], "", abstained=True),
+        "q3": Answer(["good.org/3"], "gamma", warning=f"semantic-svc failed (timeout): {FIRST_PASS}"),
     }, calls)
     [summary] = summarize(evaluate(QUERIES, QRELS, [hybrid], k=5), "hybrid", 5)
-    assert (summary["searxng_order"], summary["partial_ranking"]) == (1, 1)
+    assert (summary["searxng_order"], summary["first_pass"], summary["partial_ranking"]) == (1, 1, 1)

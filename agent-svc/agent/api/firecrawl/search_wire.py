@@ -243,6 +243,8 @@ def v2_response(outcome: SearchOutcome, query: SearchQuery) -> dict[str, Any]:
         for source, hits in outcome.buckets.items()
     }
     body: dict[str, Any] = {"success": True}
+    if outcome.abstained:
+        body["abstained"] = True
     if outcome.context is not None:
         # first: a reader (or an agent) that takes only the head of the response gets the best passages
         body["context"] = outcome.context
@@ -295,14 +297,16 @@ def _item(name: str, hit: Hit, position: int, categories: list[str]) -> dict[str
 
 
 def _ranking(outcome: SearchOutcome, hit: Hit) -> dict[str, Any]:
-    """Wisp's extension on a ranked result: its relevance (`score`), what orders the results (`rank_score`, when
-    a fusion does), what was scored, and its ranked passages."""
+    """Wisp's extension on a ranked result: its relevance (`score`, the model's; `probability`, calibrated), what
+    orders the results (`rank_score`, when a fusion does), what was scored, and its ranked passages."""
     detail = outcome.details.get(hit.url)
     if detail is None or detail.score is None:
         return {}
     extension: dict[str, Any] = {"score": round(detail.score, 4), "evidence": detail.evidence}
     if detail.rank_score is not None:
         extension["rank_score"] = round(detail.rank_score, 4)
+    if detail.probability is not None:
+        extension["probability"] = detail.probability
     if detail.passages:
         extension["passages"] = detail.passages
     return extension

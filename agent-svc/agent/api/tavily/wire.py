@@ -127,8 +127,10 @@ def _image_url(hit: Hit) -> str:
 
 def _result(outcome: SearchOutcome, hit: Hit, position: int, count: int, raw: bool | str | None) -> dict[str, Any]:
     detail = outcome.details.get(hit.url)
-    # unranked results (keyword mode) get a score from their place, so that a client sorting by it keeps Wisp's order
-    score = detail.score if detail is not None and detail.score is not None else 1 - position / max(count, 1)
+    # Tavily's score is a relevance in [0, 1]: the calibrated probability where a model gave one; unranked results
+    # (keyword mode) get a score from their place, so that a client sorting by it keeps Wisp's order
+    score = (detail.probability if detail is not None and detail.probability is not None else
+             detail.score if detail is not None and detail.score is not None else 1 - position / max(count, 1))
     markdown = outcome.documents.get(hit.url, {}).get("markdown")
     item: dict[str, Any] = {"url": hit.url, "title": hit.title, "content": hit.content, "score": round(score, 4),
                             "raw_content": _as(raw, markdown) if raw and markdown is not None else None}

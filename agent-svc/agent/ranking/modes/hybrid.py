@@ -41,7 +41,8 @@ class RerankShortlist:
         with ctx.timings.stage("rerank"):
             partial = await score_in_time([p.scored_text for _, p in shortlist], lambda texts, budget_s:
                                           semantic.rerank(query, texts, budget_s), ctx.scoring_deadline(),
-                                          lambda: semantic.pace("rerank"), extra_chars=len(query))
+                                          lambda: semantic.pace("rerank"), extra_chars=len(query),
+                                          ahead_s=semantic.lane_wait_s())
         return Scored.of(len(candidates), shortlist, partial)
 
     def _shortlist(self, query: str, candidates: Sequence[Candidate], evidence: list[tuple[int, Passage]]
@@ -74,7 +75,6 @@ class HybridSettings(Section):
     """hybrid mode's own tunables (vector and hybrid_vector score with them too)."""
 
     hybrid_pool: int = Field(20, ge=1, le=50, description="SearXNG candidates hybrid mode ranks (a second page)")
-    hybrid_margin: float = Field(2.2, ge=0, description="hybrid mode: keep passages within this score of the top")
     shortlist: int = Field(16, ge=1, le=64, description="hybrid mode: page chunks of the BM25 shortlist the "
                            "reranker scores (every candidate's best chunk first; snippets on top)")
     hybrid_fusion: FusionName = Field("linear", description="hybrid mode: the final order's fusion (rrf, linear)")
@@ -85,5 +85,5 @@ class HybridSettings(Section):
 
 def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     settings = modes.of(HybridSettings)
-    return RankSpec(settings.hybrid_pool, settings.hybrid_margin, RerankShortlist(settings.shortlist, up.semantic),
-                    settings.hybrid_fusion, settings.hybrid_fusion_weights)
+    return RankSpec(settings.hybrid_pool, RerankShortlist(settings.shortlist, up.semantic),
+                    settings.hybrid_fusion, settings.hybrid_fusion_weights, model_kind="rerank")

@@ -31,8 +31,6 @@ from agent.retrieval.dedupe import normalize_url
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
 
-FUSED_SPAN = 1.0  # a margin that keeps every result of the merged order (fused scores stay far below it)
-
 
 class HybridVectorSettings(Section):
     """hybrid_vector's own tunable (it scores with hybrid's)."""
@@ -44,8 +42,8 @@ class HybridVectorSettings(Section):
 def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     gather = partial(merged_pool, index_weight=modes.of(HybridVectorSettings).hybrid_vector_index_weight)
     if query.rerank is False:
-        return RankSpec(pool=0, margin=FUSED_SPAN, scorer=AsGathered(), fusion="linear", weights={"score": 1.0},
-                        gather=gather, fetch=False, recency=False)
+        return RankSpec(pool=0, scorer=AsGathered(), fusion="linear", weights={"score": 1.0}, gather=gather,
+                        fetch=False, recency=False, by_relevance=False)
     return replace(hybrid.spec(modes, up, query), gather=gather)
 
 

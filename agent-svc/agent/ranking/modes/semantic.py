@@ -14,12 +14,13 @@ from pydantic import Field
 from agent.core.context import SearchContext
 from agent.core.passage import Passage
 from agent.core.query import SearchQuery
+from agent.core.ratings import Ratings
 from agent.core.section import Section
 from agent.ranking.anytime import score_in_time
 from agent.ranking.candidates import Candidate
 from agent.ranking.evidence import bm25_order
 from agent.ranking.fusion import FITTED_WEIGHTS, FusionName, FusionWeights
-from agent.ranking.runner import RankSpec, Scored, Scores
+from agent.ranking.runner import RankSpec, Scored
 from agent.ranking.settings import ModeSettings
 from agent.upstream.clients import Upstreams
 from agent.upstream.semantic import SemanticClient
@@ -30,12 +31,12 @@ class CosineOfBestChunks:
     chunks_per_page: int
     semantic: SemanticClient
 
-    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scores:
+    async def preliminary(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Ratings:
         texts = [_snippet_text(c) for c in candidates]
         # under load pass 1 may wait, but not into the time kept for fetching and pass 2
         budget = ctx.pipeline_remaining_s() - ctx.budget.rank_reserve_s  # left to fetching and pass 2
         with ctx.timings.stage("embed"):
-            return tuple(await self.semantic.similarity(query, texts, budget))
+            return await self.semantic.similarity(query, texts, budget)
 
     async def score(self, query: str, candidates: Sequence[Candidate], ctx: SearchContext) -> Scored:
         with ctx.timings.stage("bm25"):
@@ -44,7 +45,7 @@ class CosineOfBestChunks:
         with ctx.timings.stage("embed"):
             partial = await score_in_time([p.scored_text for _, p in asked], lambda texts, budget_s:
                                           semantic.similarity(query, texts, budget_s), ctx.scoring_deadline(),
-                                          lambda: semantic.pace("embed"))
+                                          lambda: semantic.pace("embed"), ahead_s=semantic.lane_wait_s())
         return Scored.of(len(candidates), asked, partial)
 
     def _chosen(self, query: str, candidate: Candidate) -> tuple[Passage, ...]:
@@ -72,7 +73,6 @@ class SemanticModeSettings(Section):
     """semantic mode's own tunables."""
 
     semantic_pool: int = Field(10, ge=1, le=50, description="SearXNG candidates semantic mode ranks")
-    semantic_margin: float = Field(0.45, ge=0, description="semantic mode: keep results within this cosine of the top")
     semantic_chunks_per_page: int = Field(2, ge=1, le=8, description="semantic mode: chunks of a page it scores")
     semantic_fusion: FusionName = Field("linear", description="semantic mode: the final order's fusion (rrf, linear)")
     semantic_fusion_weights: FusionWeights = Field(
@@ -83,5 +83,5 @@ class SemanticModeSettings(Section):
 def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     settings = modes.of(SemanticModeSettings)
     scorer = CosineOfBestChunks(settings.semantic_chunks_per_page, up.semantic)
-    return RankSpec(settings.semantic_pool, settings.semantic_margin, scorer, settings.semantic_fusion,
-                    settings.semantic_fusion_weights)
+    return RankSpec(settings.semantic_pool, scorer, settings.semantic_fusion,
+                    settings.semantic_fusion_weights, model_kind="embed", model_passes=2)

@@ -24,8 +24,6 @@ from agent.ranking.settings import ModeSettings, RankingSettings
 from agent.retrieval.indexed import IndexedHit, index_hits
 from agent.upstream.clients import Upstreams
 
-COSINE_SPAN = 2.0  # a margin that keeps every result: the floor, not the margin, decides what is an answer
-
 
 @dataclass(frozen=True)
 class AsGathered:
@@ -64,8 +62,9 @@ def spec(modes: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     if query.rerank:  # the index's pages scored by hybrid mode's reranker on their chunks; nothing fetched
         return replace(hybrid.spec(modes, up, query), gather=index_pool, fetch=False, recency=False)
     # the index's own order (its cosine fused with its lexical side) is the answer: `prior` is the gathered rank
-    return RankSpec(pool=0, margin=COSINE_SPAN, scorer=AsGathered(), fusion="linear", weights={"prior": 1.0},
-                    gather=index_pool, fetch=False, recency=False)
+    # the index's floor decided what is an answer (VECTOR_FLOOR): nothing is pruned after it
+    return RankSpec(pool=0, scorer=AsGathered(), fusion="linear", weights={"prior": 1.0}, gather=index_pool,
+                    fetch=False, recency=False, by_relevance=False)
 
 
 def keyword_when_unavailable(run: Run) -> Run:

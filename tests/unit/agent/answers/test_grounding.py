@@ -49,6 +49,14 @@ def test_a_changed_number_flag_name_or_an_added_negation_is_missing(claim: str, 
 
 def test_the_reason_names_the_low_similarity_and_the_missing_terms() -> None:
     assert verdict_reason(0.8, 0.55, ()) is None
-    assert verdict_reason(0.4, 0.55, ()) == "similarity 0.40 is below the floor 0.55"
-    assert verdict_reason(0.4, 0.55, ("3.12", "--fixup")) == ("similarity 0.40 is below the floor 0.55; "
+    assert verdict_reason(0.4, 0.55, ()) == "probability 0.40 is below the floor 0.55"
+    assert verdict_reason(0.4, 0.55, ("3.12", "--fixup")) == ("probability 0.40 is below the floor 0.55; "
                                                               "not in the cited passages: 3.12, --fixup")
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("The release came out on 2009-10-14.", "The release came out on 2009-10-14."),
+    ("Listing 12-4 shows the loop.", "Listing 12-4 shows the loop."),
+])
+def test_a_copied_date_or_range_holds_its_numbers(claim: str, passage: str) -> None:
+    assert missing_terms(claim, [passage]) == ()

@@ -79,7 +79,7 @@ def test_an_answer_cites_returned_results_and_a_wrong_claim_comes_back_unsupport
     right = claims["SQLite runs a checkpoint automatically when the WAL file reaches 1000 pages."]
     assert right.supported is True and right.citations == (1,) and right.score >= 0.6
     wrong = claims["The moon is made of green cheese."]
-    assert wrong.supported is False and wrong.score < 0.6 and wrong.reason.startswith("similarity")
+    assert wrong.supported is False and wrong.score < 0.6 and wrong.reason.startswith("probability")
     assert claims["Cats like it."] == CheckedClaim("Cats like it.", (), supported=False, score=None,
                                                    reason="it cites no source")
     assert set(answer.timings_ms) == {"llm", "verify"}

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from agent.core.ratings import Ratings
 from agent.errors import Degraded
 from agent.ranking.anytime import MIN_BATCH, score_in_time
 
@@ -12,9 +13,10 @@ class SlowModel:
     """semantic-svc with one model lane: batches run one after another, each costing `ms_per_kchar` per 1,000
     characters on a fake clock; a batch that would end past its caller's timeout fails as the HTTP call would."""
 
-    def __init__(self, ms_per_kchar: float, known: bool = True) -> None:
+    def __init__(self, ms_per_kchar: float, known: bool = True, others_s: float = 0.0) -> None:
         self.ms_per_kchar = ms_per_kchar
         self.known = known  # whether semantic-svc has reported its speed yet
+        self.others_s = others_s  # other searches' work queued ahead of the first batch
         self.now = 0.0
         self.batches: list[list[str]] = []
         self._lane = asyncio.Lock()
@@ -25,22 +27,23 @@ class SlowModel:
     def pace(self) -> float | None:
         return self.ms_per_kchar if self.known else None
 
-    async def score(self, texts: list[str], budget_s: float) -> list[float]:
+    async def score(self, texts: list[str], budget_s: float) -> Ratings:
         asked_at = self.now
         async with self._lane:
+            self.now += 0.0 if self.batches else self.others_s
             self.batches.append(texts)
             self.now += sum(map(len, texts)) * self.ms_per_kchar / 1e6
             self.known = True
         if self.now > asked_at + budget_s:
             raise Degraded(f"semantic-svc did not answer within {budget_s:.1f} s")
-        return [float(text.count("x")) for text in texts]
+        return Ratings(tuple(float(text.count("x")) for text in texts), tuple(text.count("x") / 20 for text in texts))
 
 
 TEXTS = ["x" * k + "." * (1000 - k) for k in range(20, 0, -1)]  # 1,000 characters each, best first
 
 
-def scored(model: SlowModel, until: float, texts: list[str] = TEXTS):
-    return asyncio.run(score_in_time(texts, model.score, until, model.pace, clock=model.clock))
+def scored(model: SlowModel, until: float, texts: list[str] = TEXTS, ahead_s: float = 0.0):
+    return asyncio.run(score_in_time(texts, model.score, until, model.pace, ahead_s=ahead_s, clock=model.clock))
 
 
 def test_a_model_fast_enough_scores_everything_in_one_call() -> None:
@@ -49,6 +52,15 @@ def test_a_model_fast_enough_scores_everything_in_one_call() -> None:
     assert partial.complete and partial.note() is None
     assert list(partial.scores) == [float(k) for k in range(20, 0, -1)]
     assert model.batches == [TEXTS]
+
+
+def test_work_queued_ahead_leaves_less_time_and_the_texts_go_in_batches_that_come_back() -> None:
+    # 4 s for all twenty would fit the 8 s in one call, but 5 s of other searches' work comes first
+    with pytest.raises(Degraded, match=r"did not answer within 8\.0 s"):  # planned as if the lane were free
+        scored(SlowModel(ms_per_kchar=200, others_s=5), until=8.0)
+    model = SlowModel(ms_per_kchar=200, others_s=5)
+    partial = scored(model, until=8.0, ahead_s=5)
+    assert len(model.batches) > 1 and partial.scored >= MIN_BATCH
 
 
 def test_a_model_that_needs_more_than_three_quarters_of_the_time_left_gets_batches() -> None:

@@ -1,7 +1,7 @@
 from wisp_text.chunking import Chunk
 
 from agent.core.passage import Passage, snippet_chunk
-from agent.ranking.evidence import bm25_order
+from agent.ranking.evidence import bm25_order, bm25_scored
 
 
 def test_a_scored_text_carries_its_heading_once() -> None:
@@ -19,3 +19,13 @@ def test_bm25_order_puts_the_matching_passage_first() -> None:
     passages = [Passage("u", "T", Chunk(i, text, "")) for i, text in
                 enumerate(["cats purr", "squash commits with git rebase", "rebase a branch"])]
     assert bm25_order("git squash commits", passages)[0] == 1
+
+
+def test_the_first_pass_keeps_each_candidates_best_passages_scored_over_all_of_them() -> None:
+    def passages(*texts: str) -> tuple[Passage, ...]:
+        return tuple(Passage("u", "T", Chunk(i, text, "")) for i, text in enumerate(texts))
+
+    evidence = [passages("cats purr", "squash commits with git rebase", "rebase a branch"), passages("git squash"), ()]
+    first, second, empty = bm25_scored("git rebase to squash commits", evidence, 2)
+    assert [p.text for p in first] == ["squash commits with git rebase", "rebase a branch"]
+    assert first[0].score > second[0].score > first[1].score > 0 and empty == ()

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from agent.core.ratings import Ratings
 from agent.ranking.similar import SEED_TERMS, _cosine_to_mean, seed_queries
 
 from ..fake_searxng import FakeSearxng, replaced
@@ -56,9 +57,9 @@ class CosineSemantic:
         self.vectors = {text: normalized(v) for text, v in vectors.items()}
         self.calls = 0
 
-    async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> list[float]:
+    async def similarity(self, query: str, passages: list[str], budget_s: float | None = None) -> Ratings:
         self.calls += 1
-        return [cosine(self.vectors[query], self.vectors[p]) for p in passages]
+        return Ratings(tuple(cosine(self.vectors[query], self.vectors[p]) for p in passages))
 
 
 A, B = (1.0, 0.0, 0.0), (0.6, 0.8, 0.0)

@@ -379,3 +379,32 @@ def test_each_model_call_times_the_kind_of_work_it_did() -> None:
     # one call of 2,599 characters took 2.599 s: each kind is charged for its own characters
     assert (embed.ms_per_kchar, embed.ms_per_text, embed.calls) == (pytest.approx(1000), pytest.approx(1000), 1)
     assert (rerank.ms_per_kchar, rerank.ms_per_text, rerank.calls) == (pytest.approx(1000), pytest.approx(500), 1)
+
+
+def test_a_new_search_job_would_wait_for_the_interactive_work_queued_and_the_rest_of_the_call_in_progress() -> None:
+    now = [0.0]
+    blocker = Blocker()
+
+    async def main() -> tuple[float, float]:
+        lane = ModelLane(10, 10, 10_000, clock=lambda: now[0])
+        lane.speed.calibrate("rerank", 2000, 1000, 1)  # 2 ms a character
+        lane.speed.calibrate("embed", 1000, 1000, 1)  # 1 ms a character
+        held = asyncio.create_task(lane.run(blocker, ["x" * 500], "blocker", timed_as="rerank"))  # 1 s by its speed
+        await asyncio.to_thread(blocker.started.wait, 5)
+        work = recorded([])
+        jobs = [asyncio.create_task(lane.run(work, ["a" * 100, "b" * 200], "pairs", timed_as="rerank")),
+                asyncio.create_task(lane.run(work, ["c" * 300], "texts", timed_as="embed")),
+                asyncio.create_task(lane.run(work, ["d" * 1000], "page", priority="background", timed_as="embed"))]
+        await queued(lane, 3)
+        now[0] = 0.25
+        waiting = lane.queued_ms()
+        blocker.release.set()
+        await asyncio.gather(held, *jobs)
+        idle = lane.queued_ms()
+        await lane.close()
+        return waiting, idle
+
+    waiting, idle = asyncio.run(main())
+    # 0.75 s left of the call in progress, 600 ms of pairs, 300 ms of texts; the background page waits behind them
+    assert waiting == pytest.approx(750 + 600 + 300)
+    assert idle == 0

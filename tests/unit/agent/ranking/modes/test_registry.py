@@ -46,7 +46,7 @@ class ShortestSnippetFirst:
 
 def toy_spec(settings: ModeSettings, up: Upstreams, query: SearchQuery) -> RankSpec:
     scorer = ShortestSnippetFirst(settings.of(ToySettings).toy_length_weight)
-    return RankSpec(pool=4, margin=100.0, scorer=scorer, fusion="linear", weights={"score": 1.0}, fetch=False)
+    return RankSpec(pool=4, scorer=scorer, fusion="linear", weights={"score": 1.0}, fetch=False)
 
 
 def test_a_toy_mode_with_a_tunable_is_one_module_and_one_registry_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,10 +63,10 @@ def test_a_toy_mode_with_a_tunable_is_one_module_and_one_registry_line(monkeypat
 
 
 def test_each_mode_declares_its_tunables_in_its_own_module() -> None:
-    settings = Settings.of(hybrid_margin=1.25, semantic_pool=7)
+    settings = Settings.of(shortlist=12, semantic_pool=7)
     for name, mode in modes.MODES.items():
         if mode.settings is not None:
             assert mode.settings.__module__ == f"agent.ranking.modes.{name}"
     hybrid, semantic = modes.MODES["hybrid"].settings, modes.MODES["semantic"].settings
     assert hybrid is not None and semantic is not None
-    assert (settings.modes.of(hybrid).hybrid_margin, settings.modes.of(semantic).semantic_pool) == (1.25, 7)
+    assert (settings.modes.of(hybrid).shortlist, settings.modes.of(semantic).semantic_pool) == (12, 7)

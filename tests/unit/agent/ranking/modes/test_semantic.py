@@ -1,18 +1,12 @@
-import asyncio
+from agent.core.outcome import SearchOutcome
+from agent.ranking.runner import FIRST_PASS
 
-from agent.core.query import SearchQuery
-
-from ...fake_searxng import FakeSearxng, FakeSemantic
-from .test_hybrid import PAGES, URL
+from ...fake_searxng import FakeSemantic
+from .test_hybrid import PAGES, URL, searches
 
 
-def semantic(scorer: FakeSemantic, **settings):
-    fake = FakeSearxng(total=5, snippets={3: "squash commits with an interactive rebase", 4: "unrelated"})
-    search = fake.search(semantic=scorer, pages=PAGES, fetch_top=3, chunk_chars=200, **settings)
-    services = search.services
-    ctx = services.context(30)
-    query = SearchQuery("squash git commits", limit=5, retrieval_mode="semantic", explain=True)
-    return asyncio.run(search.ranking.modes["semantic"](query, ctx, services.upstreams))
+def semantic(scorer: FakeSemantic, **settings) -> SearchOutcome:
+    return searches(scorer, PAGES, "semantic", **settings)()
 
 
 def test_pass_one_scores_snippets_and_pass_two_the_best_chunks_and_the_other_snippets() -> None:
@@ -41,3 +35,14 @@ def test_pass_two_failing_ranks_by_snippets() -> None:
     outcome = semantic(SecondCallFails())
     assert any("ranked by snippets alone" in w for w in outcome.warnings)
     assert outcome.buckets["web"][0].url == URL(3)  # its snippet holds the query's words
+
+
+def test_a_lane_that_would_answer_one_pass_in_time_but_not_two_is_not_asked() -> None:
+    scorer = FakeSemantic(queued_ms=5000)  # before each pass: one such wait fits in the 8 s deadline, two do not
+    search = searches(scorer, PAGES, "semantic")
+    search()  # asked: nothing was known of the lane yet
+    asked = len(scorer.calls)
+    outcome = search()
+    assert len(scorer.calls) == asked
+    assert "5.0 s of work queued before each of its 2 passes" in outcome.warnings[-1]
+    assert outcome.warnings[-1].endswith(FIRST_PASS) and outcome.buckets["web"][0].url in (URL(0), URL(1))

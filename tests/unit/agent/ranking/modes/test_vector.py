@@ -7,6 +7,7 @@ import pytest
 
 from agent.core.outcome import SearchOutcome
 from agent.core.query import SearchQuery, SourceRequest
+from agent.core.ratings import Ratings
 from agent.upstream.semantic import IndexEmpty, IndexReach, SemanticUnavailable
 
 from ...fake_searxng import FakeSearxng, replaced_search
@@ -14,7 +15,7 @@ from ...fake_searxng import FakeSearxng, replaced_search
 
 def chunk(url: str, index: int, score: float, text: str = "", title: str = "") -> dict[str, Any]:
     return {"url": url, "title": title or f"Title of {url}", "text": text or f"chunk {index} of {url}",
-            "heading": f"Part {index}", "chunk_index": index, "score": score}
+            "heading": f"Part {index}", "chunk_index": index, "score": score, "probability": score}
 
 
 class FakeIndex:
@@ -61,7 +62,7 @@ def test_one_result_per_page_with_its_best_chunk_in_index_order() -> None:
     detail = outcome.details[A]
     assert (detail.score, detail.evidence) == (0.91, "index")
     assert detail.passages == ({"heading": "Part 2", "text": "WAL mode lets readers go on while a writer commits.",
-                                "score": 0.91},)
+                                "score": 0.91, "probability": 0.91},)
     assert "WAL mode lets readers go on" in outcome.context and outcome.packed[0].url == A
     assert outcome.warnings == () and fake.requests == []  # SearXNG is not asked
     assert index.asks == [("wal checkpoint", 20, None)]  # chunks for 4 per result; the floor gates the query here
@@ -82,6 +83,12 @@ def test_nothing_above_the_floor_is_an_empty_answer_that_says_so() -> None:
         outcome = search("vector", FakeIndex(chunks))
         assert outcome.buckets == {"web": []} and outcome.details == {}
         assert outcome.warnings == ("no indexed page reaches the relevance floor (VECTOR_FLOOR 0.5)",)
+
+
+def test_without_a_calibration_no_floor_can_judge_and_every_page_is_an_answer() -> None:
+    chunks = [{**chunk(A, 0, 0.49), "probability": None}, {**chunk(B, 0, 0.3), "probability": None}]
+    outcome = search("vector", FakeIndex(chunks))
+    assert [h.url for h in outcome.buckets["web"]] == [A, B]
 
 
 def test_an_on_topic_query_keeps_the_pages_its_lexical_side_found_below_the_floor() -> None:
@@ -132,9 +139,12 @@ class FakeIndexAndReranker(FakeIndex):
     def pace(self, kind: str) -> float | None:
         return None
 
-    async def rerank(self, query: str, texts: list[str], budget_s: float) -> list[float]:
+    def lane_wait_s(self) -> float:
+        return 0.0
+
+    async def rerank(self, query: str, texts: list[str], budget_s: float) -> Ratings:
         self.reranked.append(texts)
-        return [float(t.count("writer")) for t in texts]
+        return Ratings(tuple(float(t.count("writer")) for t in texts), tuple(t.count("writer") / 2 for t in texts))
 
 
 def test_with_rerank_the_reranker_scores_the_indexs_chunks_and_nothing_is_fetched() -> None:

@@ -101,10 +101,13 @@ def test_nothing_relevant_abstains_without_the_llm(rich_agents: dict[str, str]) 
 
 def test_both_sdks_parse_rich_responses(rich_agents: dict[str, str]) -> None:
     url = rich_agents["down"]  # DEFAULT_SEARCH_TYPE=rich: the SDKs cannot send search_type
-    assert "answer" in httpx.post(url + "/v2/search", json={"query": ABSTAINING}, timeout=60).json()
-    results = Firecrawl(api_url=url).search(ABSTAINING, limit=3)
+    abstained = httpx.post(url + "/v2/search", json={"query": ABSTAINING}, timeout=60).json()
+    assert abstained["abstained"] is True and abstained["answer"]["abstained"] is True
+    nothing = Firecrawl(api_url=url).search(ABSTAINING, limit=3)  # the SDK reads an abstention as no result
+    assert nothing.web == [] and "relevance floor" in nothing.warning
+    results = Firecrawl(api_url=url).search(QUERY, limit=3)
     assert results.web
-    [js] = run_js(url, {"client": "v2", "query": ABSTAINING, "options": {"limit": 3}},)
+    [js] = run_js(url, {"client": "v2", "query": QUERY, "options": {"limit": 3}},)
     assert js["ok"] and js["result"]["web"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -129,7 +130,7 @@ def _store(path: Path, calibration: Calibrated) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         body = {"map": asdict(calibration.map), "quality": asdict(calibration.quality), "model": calibration.model,
                 "role": calibration.role, "set_version": calibration.set_version}
-        temporary = path.with_suffix(".tmp")
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")  # replicas sharing the cache write apart
         temporary.write_text(json.dumps(body))
         temporary.replace(path)
     except OSError as e:  # a read-only cache costs a refit at the next start, nothing else

@@ -52,8 +52,10 @@ async def index_hits(query: SearchQuery, ctx: SearchContext, up: Upstreams, limi
 
 
 def _probability(chunk: dict[str, Any]) -> float | None:
+    """The chunk's probability of relevance; None without a calibration, or for a value that is no probability
+    (the client of /rerank and /similarity refuses those the same way)."""
     probability = chunk.get("probability")
-    return float(probability) if isinstance(probability, (int, float)) else None
+    return float(probability) if isinstance(probability, (int, float)) and 0 <= probability <= 1 else None
 
 
 def _indexed(chunk: dict[str, Any]) -> IndexedHit:

@@ -62,12 +62,13 @@ def _command(args: argparse.Namespace) -> None:
     elif args.command == "run":
         _run(args)
     elif args.searx:
-        with offline_search_stack(args.sites, args.workdir.resolve(), args.port, args.searx_port) as stack:
+        with offline_search_stack(args.sites, args.workdir.resolve(), args.port, args.searx_port,
+                                  scripted_hosts=tuple(args.scripted_host)) as stack:
             print(f"offline web: {stack.web.url}\nsearx: {stack.searx.url}", flush=True)
             _wait_forever()
     else:
         sites, cache, db = prepare_index(args.sites)
-        web = OfflineWeb(sites, cache, db, port=args.port)
+        web = OfflineWeb(sites, cache, db, port=args.port, scripted_hosts=tuple(args.scripted_host))
         print(f"offline web: {web.url}", flush=True)
         web.serve_forever()
 
@@ -138,6 +139,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--searx", action="store_true", help="also run Debian searx against the offline web")
     serve.add_argument("--searx-port", type=int, default=None)
     serve.add_argument("--workdir", type=Path, default=Path(".offline-web"))
+    serve.add_argument("--scripted-host", action="append", default=[], metavar="HOST",
+                       help="serve this host's HTML pages as shells a script fills in (repeatable)")
     sub.add_parser("demo").add_argument("--sites", type=Path, required=True)
     run = sub.add_parser("run")
     run.add_argument("--searxng-url", default="", help="a SearXNG you run (JSON on, limiter off); none: start searx")

@@ -9,6 +9,14 @@ routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/sta
 together: fetches that were not in flight at once never get their page), and /_test/log (the requests seen).
 PDFs (debian-reference ships one) are served as application/pdf.
 
+For browsers (`offline_web.scripted`), pages whose content a script writes, so an HTTP fetch reads an empty shell:
+/_test/js/inserted (at load), /_test/js/delayed?ms=N (N ms after load: 1500 by default, at most 10000),
+/_test/js/click (a button #reveal that reveals #more, an input #q whose Enter writes #echo, 5000 px to scroll),
+/_test/js/fetches?to=URL (fetch, WebSocket and image requests to URL, each reported in #fetch-result,
+#websocket-result, #image-result), /_test/js/navigate?to=URL (sets location.href to URL once loaded) and
+/_test/js/download (an attachment, x.bin). With `scripted_hosts` every HTML page of those hosts is served as such a
+shell, its <title> kept and its body written in at DOMContentLoaded; the index still holds their text.
+
 For crawlers: /robots.txt is `robots_txt` when one is given (else 404, as for most documentation hosts), and
 with `sitemaps` each site has /<prefix>/sitemap.xml listing the pages its include pattern keeps.
 """
@@ -30,6 +38,7 @@ from pathlib import Path
 from posixpath import normpath
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from offline_web import scripted
 from offline_web.corpus import site_dir
 from offline_web.engine import SearchEngine
 from offline_web.sites import Site, match_site
@@ -38,11 +47,13 @@ _MAX_DELAY_S = 60.0
 
 
 class OfflineWeb:
-    """Serve `sites` from the corpus cache and the search engine over `index_db` on 127.0.0.1."""
+    """Serve `sites` from the corpus cache and the search engine over `index_db` on 127.0.0.1; the HTML pages of
+    `scripted_hosts` as shells a script fills in (see the module's docstring)."""
 
     def __init__(self, sites: list[Site], cache: Path, index_db: Path, port: int = 0, robots_txt: str = "",
-                 sitemaps: bool = False) -> None:
+                 sitemaps: bool = False, scripted_hosts: tuple[str, ...] = ()) -> None:
         self.sites = sites
+        self.scripted_hosts = frozenset(scripted_hosts)
         self.robots_txt, self.sitemaps = robots_txt, sitemaps
         self.cache = cache
         self.engine = SearchEngine(index_db)
@@ -201,6 +212,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._together(query.get("group", ""), int(query.get("n", 2)))
         elif parts[1:] == ["log"]:
             self._send(200, json.dumps(list(self.web.requests)).encode(), "application/json")
+        elif len(parts) == 3 and parts[1] == "js":
+            self._js(parts[2], query)
+        else:
+            self._not_found()
+
+    def _js(self, name: str, query: dict[str, str]) -> None:
+        to = query.get("to", "")
+        if name == "inserted":
+            self._send(200, scripted.inserted(), "text/html; charset=utf-8")
+        elif name == "delayed":
+            self._send(200, scripted.delayed(_int(query.get("ms"), 1500)), "text/html; charset=utf-8")
+        elif name == "click":
+            self._send(200, scripted.click(), "text/html; charset=utf-8")
+        elif name == "fetches" and to:
+            self._send(200, scripted.fetches(to), "text/html; charset=utf-8")
+        elif name == "navigate" and to:
+            self._send(200, scripted.navigate(to), "text/html; charset=utf-8")
+        elif name == "download":
+            self._send(200, scripted.DOWNLOAD, "application/octet-stream",
+                       headers={"Content-Disposition": "attachment; filename=x.bin"})
         else:
             self._not_found()
 
@@ -233,13 +264,17 @@ class _Handler(BaseHTTPRequestHandler):
         if content_type.startswith("text/"):
             content_type += "; charset=utf-8"
         precompressed = target.with_name(target.name + ".gz")
+        shelled = site.host in self.web.scripted_hosts and content_type.startswith("text/html")
         if target.is_file():
             body = target.read_bytes()
+            body = scripted.scripted(body) if shelled else body
             if query.get("gzip") == "1":
                 return self._send(200, gzip.compress(body), content_type, encoding="gzip")
             return self._send(200, body, content_type)
         if precompressed.is_file():  # as servers do with pre-compressed files (python's changelog ships .gz)
-            return self._send(200, precompressed.read_bytes(), content_type, encoding="gzip")
+            body = precompressed.read_bytes()
+            body = gzip.compress(scripted.scripted(gzip.decompress(body))) if shelled else body
+            return self._send(200, body, content_type, encoding="gzip")
         self._not_found()
 
     def _redirect(self, location: str, status: HTTPStatus = HTTPStatus.MOVED_PERMANENTLY) -> None:
@@ -248,14 +283,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def _send(self, status: int, body: bytes, content_type: str, encoding: str | None = None) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, encoding: str | None = None,
+              headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         if encoding:
             self.send_header("Content-Encoding", encoding)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def _int(value: str | None, default: int) -> int:
+    """A query parameter as an int, `default` when it is missing or not a number."""
+    try:
+        return int(value) if value else default
+    except ValueError:
+        return default
 
 
 @functools.cache

@@ -55,9 +55,12 @@ def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list[Sit
 
 @contextmanager
 def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0, searx_port: int | None = None,
-                         robots_txt: str = "", sitemaps: bool = False) -> Iterator[OfflineStack]:
+                         robots_txt: str = "", sitemaps: bool = False,
+                         scripted_hosts: tuple[str, ...] = ()) -> Iterator[OfflineStack]:
+    """The offline web and searx in front of it; `scripted_hosts`: hosts whose HTML pages a script fills in."""
     sites, cache, db = prepare_index(sites_path)
-    with OfflineWeb(sites, cache, db, port=web_port, robots_txt=robots_txt, sitemaps=sitemaps) as web, \
+    with OfflineWeb(sites, cache, db, port=web_port, robots_txt=robots_txt, sitemaps=sitemaps,
+                    scripted_hosts=scripted_hosts) as web, \
             Searx(web.url, workdir, port=searx_port) as searx:
         yield OfflineStack(web, searx)
 
@@ -88,8 +91,10 @@ def semantic_service(workdir: Path, **env: str) -> Service:
 @contextmanager
 def wisp_stack(sites_path: Path, workdir: Path, with_semantic: bool = False, with_llm: bool = False,
                agent_port: int | None = None, agent_env: dict[str, str] | None = None,
-               semantic_env: dict[str, str] | None = None, web_port: int = 0) -> Iterator[WispStack]:
-    with offline_search_stack(sites_path, workdir, web_port) as offline, ExitStack() as running:
+               semantic_env: dict[str, str] | None = None, web_port: int = 0,
+               scripted_hosts: tuple[str, ...] = ()) -> Iterator[WispStack]:
+    with offline_search_stack(sites_path, workdir, web_port, scripted_hosts=scripted_hosts) as offline, \
+            ExitStack() as running:
         env = {"SEARXNG_URL": offline.searx.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
                "CRAWL_DB": str(workdir / "crawls.sqlite"), "RESEARCH_DB": str(workdir / "research.sqlite"),
                "PAGE_CACHE_DIR": str(workdir / "page-cache"),

@@ -98,6 +98,24 @@ class InvalidRequest(BadRequest):
         return cls([{"code": "custom", "path": path or [], "message": message}])
 
 
+class UnsupportedFile(BadRequest):
+    """An upload to /v2/parse of a type Wisp does not read (an image, a spreadsheet, a ZIP archive)."""
+
+    code = "UNSUPPORTED_FILE_TYPE"  # Firecrawl's
+
+
+class UnreadableFile(BadRequest):
+    """An upload to /v2/parse of a type Wisp reads that gives no text: empty, corrupt, or not what it says."""
+
+    code = "PARSE_UNREADABLE_FILE"
+
+
+class UnsupportedParseOption(BadRequest):
+    """A /v2/parse option that needs a page to load (actions, waitFor, a screenshot, ...): nothing loads."""
+
+    code = "PARSE_UNSUPPORTED_OPTIONS"  # Firecrawl's
+
+
 class PayloadTooLarge(WispError):
     status = 413
     code = "PAYLOAD_TOO_LARGE"

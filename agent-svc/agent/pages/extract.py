@@ -2,12 +2,14 @@
 and the chunks ranking scores.
 
 trafilatura strips navigation and boilerplate (seed 000 stage 3); `main_only=False` keeps the whole body.
-Plain text passes through, a JSON page is fenced as ```json, and PDFs give their text through pypdf.
-`extract_page` is what the extraction worker processes run, so chunking happens there too, off the event loop.
+Plain text and markdown pass through, a JSON page is fenced as ```json, PDFs give their text through pypdf,
+and a DOCX (an upload to /v2/parse) its paragraphs as markdown (pages/docx.py). `extract_page` is what the
+extraction worker processes run, so chunking happens there too, off the event loop.
 
 A page is hostile input. HTML is parsed by lxml's HTML parser (trafilatura's `load_html`), which reads no DTD,
 defines no entity and does no XInclude, whatever the page declares (tests/unit/agent/pages/test_extract.py
-proves it with a page that names a file and a listener); a PDF's text is cut at MAX_PDF_CHARS.
+proves it with a page that names a file and a listener); a PDF's or a DOCX's text is cut at MAX_PDF_CHARS.
+Markdown is rendered to HTML (for the `html` format) without the raw HTML it may hold, which is escaped.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import replace
 from urllib.parse import urljoin, urlsplit
 
 import trafilatura
+from markdown_it import MarkdownIt
 from trafilatura.utils import load_html
 from wisp_text.chunking import chunk_text
 from wisp_text.markdown import unescaped
@@ -25,11 +28,14 @@ from wisp_text.markdown import unescaped
 from agent.core.dates import parse_iso
 from agent.core.pages import Extracted, Extraction, Fetched, Page, PageError
 from agent.errors import Degraded
+from agent.pages.docx import DOCX_TYPE, UnreadableDocx, read_docx
 from agent.pages.fetch import JSON_TYPE, PDF_TYPE
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 _MAX_PDF_PAGES = 50
 MAX_PDF_CHARS = 5_000_000  # the text of an HTML page at FETCH_MAX_BYTES' default, at most
+MARKDOWN_TYPE = "text/markdown"
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")  # a DOCX's tables are pipe tables
 
 
 class ExtractionFailed(Degraded):
@@ -65,9 +71,13 @@ def extract(fetched: Fetched, main_only: bool = True, document: bool = False) ->
     """
     if _is_pdf(fetched):
         return Extracted(fetched.final_url, _pdf_text(fetched.body))
+    if fetched.content_type == DOCX_TYPE:
+        return _from_docx(fetched.final_url, fetched.body, document)
     text = decode(fetched.body, fetched.charset)
     if fetched.content_type == "text/plain":
         return Extracted(fetched.final_url, text.strip())
+    if fetched.content_type == MARKDOWN_TYPE:
+        return _from_markdown(fetched.final_url, text.strip(), document)
     if fetched.content_type == JSON_TYPE:  # as Firecrawl gives a JSON page: its text, fenced in the markdown
         return Extracted(fetched.final_url, f"```json\n{text.strip()}\n```", raw_html=text, html=text)
     return _from_html(fetched.final_url, text, main_only, document)
@@ -135,6 +145,28 @@ def _from_html(url: str, page: str, main_only: bool, document: bool) -> Extracte
         language=(metadata.language if metadata else None) or _html_lang(page),
         raw_html=page if document else "", html=cleaned, links=links,
     )
+
+
+def _from_docx(url: str, body: bytes, document: bool) -> Extracted:
+    try:
+        docx = read_docx(body, MAX_PDF_CHARS)
+    except UnreadableDocx as e:
+        raise ExtractionFailed(str(e)) from None
+    if not docx.markdown.strip():
+        raise ExtractionFailed("the DOCX holds no text")
+    return _from_markdown(url, docx.markdown, document, docx.title)
+
+
+def _from_markdown(url: str, markdown: str, document: bool, title: str = "") -> Extracted:
+    """Markdown as it is, with its first heading as the title (unless given one), its http(s) links, and when
+    `document`, its HTML (as both `html` and `raw_html`: there is no other)."""
+    tokens = _MARKDOWN.parse(markdown)
+    headings = (tokens[n + 1].content for n, token in enumerate(tokens[:-1]) if token.type == "heading_open")
+    hrefs = [str(child.attrGet("href") or "") for token in tokens if token.children
+             for child in token.children if child.type == "link_open"]
+    html = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {}) if document else None
+    return Extracted(url, markdown, title=title or next(headings, ""), raw_html=html or "", html=html,
+                     links=_links(url, hrefs))
 
 
 def _whole_text(tree) -> str:

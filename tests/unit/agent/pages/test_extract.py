@@ -4,7 +4,11 @@ from pathlib import Path
 import pytest
 
 from agent.core.pages import Extraction, Fetched, PageError
+from agent.pages.docx import DOCX_TYPE
 from agent.pages.extract import MAX_PDF_CHARS, ExtractionFailed, cut, decode, extract, extract_page, outline
+
+from .test_docx import ARTICLE as ARTICLE_DOCX
+from .test_docx import docx_file
 
 ARTICLE = """<html lang="en"><head><title>Write-Ahead Logging</title>
 <meta name="description" content="How WAL works."><meta name="date" content="2022-11-16"></head>
@@ -57,6 +61,27 @@ def test_charsets() -> None:
 
 def test_plain_text_passes_through() -> None:
     assert extract(fetched(b"  just text  ", "text/plain")).markdown == "just text"
+
+
+def test_markdown_passes_through_with_its_title_links_and_html_without_the_raw_html_it_holds() -> None:
+    text = ("Intro\n\n# Write-Ahead Logging\n\nSee [the pragma](pragma.html), [SQLite](https://sqlite.org/#top) "
+            "and [a script](javascript:alert(1)).\n\n<script>alert(1)</script>\n")
+    page = extract(fetched(text.encode(), "text/markdown"), document=True)
+    assert page.markdown == text.strip() and page.title == "Write-Ahead Logging"
+    assert page.links == ["https://www.sqlite.org/pragma.html", "https://sqlite.org/"]
+    assert page.html == page.raw_html and "<h1>Write-Ahead Logging</h1>" in page.html
+    assert "<script>" not in page.html and "&lt;script&gt;" in page.html and 'href="javascript:' not in page.html
+    assert extract(fetched(text.encode(), "text/markdown")).html is None  # only a Document's formats want it
+
+
+def test_a_docx_is_its_markdown_and_one_that_is_not_is_an_extraction_failure() -> None:
+    page = extract(fetched(ARTICLE_DOCX, DOCX_TYPE), document=True)
+    assert page.markdown.startswith("# Write-Ahead Logging\n\nThe **default method**")
+    assert page.title == "Write-Ahead Logging" and page.links == ["https://www.sqlite.org/pragma.html"]
+    assert "<table>" in page.html
+    for body, why in ((b"PK\x03\x04 not a zip", "not a DOCX"), (docx_file(), "the DOCX holds no text")):
+        with pytest.raises(ExtractionFailed, match=why):
+            extract(fetched(body, DOCX_TYPE))
 
 
 def test_a_json_page_is_fenced_as_json_and_its_raw_html_is_the_json() -> None:

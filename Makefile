@@ -23,9 +23,10 @@ SMOLLM2_VERSION ?= 0.1.2
 
 .PHONY: install test lint run demo corpus eval bench clean
 
-# Debian's packages the tests run for real: searx, and redis-server and HAProxy for the scaled stack
-APT_PACKAGES := searx redis-server haproxy
-APT_MARKERS := $(SEARX_PKG) /usr/bin/redis-server /usr/sbin/haproxy
+# Debian's packages the tests run for real: searx, redis-server and HAProxy for the scaled stack, and Chromium, the
+# browser that renders pages (Playwright drives it; `playwright install` would download a browser of its own)
+APT_PACKAGES := searx redis-server haproxy chromium
+APT_MARKERS := $(SEARX_PKG) /usr/bin/redis-server /usr/sbin/haproxy /usr/bin/chromium
 
 install: $(VENV)/.installed tests/sdk_js/node_modules/.installed $(APT_MARKERS)
 

@@ -28,6 +28,7 @@ from agent.api.firecrawl import (
     extract_routes,
     index_routes,
     map_routes,
+    parse_routes,
     scrape_routes,
     search_routes,
     team_routes,
@@ -47,9 +48,11 @@ from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
 from agent.index.map.site_map import MapTools
 from agent.mcp.server import mounted as mcp_mounted
+from agent.pages.browser.chromium import browser_of
 from agent.pages.cache import open_cache
 from agent.pages.extract import warm_up
 from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.rendering import PageFetcher
 from agent.pages.webhooks import WebhookSender
 from agent.pages.workers import WorkerPool
 from agent.ranking.stage import Ranking
@@ -102,7 +105,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             schema_pool = WorkerPool(SCHEMA_WORKERS, pages.extract_worker_max_rss_mb, schemas.warm_up, "schema")
             await schema_pool.start()
             cache = open_cache(settings.page_cache, settings.shared.redis_url)
-            fetcher = Fetcher(fetch_http, FetchPolicy.of(pages), cache)
+            policy = FetchPolicy.of(pages)
+            browser = browser_of(settings.browser, policy.allow, policy.user_agent)
+            fetcher = PageFetcher(Fetcher(fetch_http, policy, cache), browser, settings.browser.render)
             ingest = Ingest(upstreams.semantic, settings.index)
             host_gate = crawl_setup.host_gate(settings.crawl, shared)
             app.state.services = services = Services(
@@ -147,6 +152,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 crawls.store.close()
                 await pool.close()
                 await schema_pool.close()
+                if browser is not None:
+                    await browser.close()
                 await app.state.limits.close()
 
     app = FastAPI(title="Wisp agent-svc", summary="Firecrawl-compatible search on SearXNG", lifespan=lifespan)
@@ -159,7 +166,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.router.routes.extend(mcp_routes)
 
     for routes in (search_routes, agent_routes, batch_routes, crawl_routes, crawl_ws, extract_routes, index_routes,
-                   map_routes, openai_routes, scrape_routes, tavily_routes, team_routes):
+                   map_routes, openai_routes, parse_routes, scrape_routes, tavily_routes, team_routes):
         app.include_router(routes.router)
 
     @app.get("/healthz")

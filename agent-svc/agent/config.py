@@ -19,6 +19,7 @@ from agent.core.section import Section
 from agent.extract.settings import ExtractSettings
 from agent.index.crawl.settings import CrawlSettings
 from agent.index.settings import IndexSettings
+from agent.pages.browser.settings import BrowserSettings
 from agent.pages.settings import PageCacheSettings, PagesSettings
 from agent.ranking.modes import MODES
 from agent.ranking.settings import ModeSettings, RankingSettings
@@ -52,6 +53,7 @@ class Settings(BaseModel):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     pages: PagesSettings = Field(default_factory=PagesSettings)
     page_cache: PageCacheSettings = Field(default_factory=PageCacheSettings)
+    browser: BrowserSettings = Field(default_factory=BrowserSettings)
     ranking: RankingSettings = Field(default_factory=RankingSettings)
     modes: ModeSettings = Field(default_factory=lambda: ModeSettings(kind() for kind in _mode_sections()))
     rich: RichSettings = Field(default_factory=RichSettings)

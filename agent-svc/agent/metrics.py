@@ -56,6 +56,15 @@ PAGE_CACHE_SKIPPED = Counter("wisp_agent_page_cache_skipped", "Fetched pages not
                              "writes were behind")
 PAGE_CACHE_BYTES = Gauge("wisp_agent_page_cache_bytes", "Compressed bytes the page cache holds, as this process "
                          "last counted them")
+BrowserRequest = Literal["allowed", "blocked", "failed", "skipped"]
+BROWSER_REQUESTS = Counter("wisp_agent_browser_requests", "Connections the browser opened through the SSRF guard "
+                           "(allowed, blocked, failed to connect) and requests it skipped (media, fonts)", ["outcome"])
+BROWSER_RENDERS = Counter("wisp_agent_browser_renders", "Pages rendered in the browser, by outcome", ["outcome"])
+BROWSER_RENDER_SECONDS = Histogram("wisp_agent_browser_render_seconds", "Time to render a page (waiting for a "
+                                   "slot, loading, waitFor and actions)", buckets=_LATENCY_BUCKETS)
+BROWSER_PAGES = Gauge("wisp_agent_browser_pages", "Pages open in the browser now")
+BROWSER_STARTS = Counter("wisp_agent_browser_starts", "Chromium started: the first page, after idling, a crash, or "
+                         "growing past BROWSER_MAX_RSS_MB")
 LIMITS_FALLBACKS = Counter("wisp_agent_limits_fallbacks", "Requests whose limit was counted by this process alone "
                            "because the Redis of REDIS_URL did not answer, by limit", ["limit"])
 
@@ -63,6 +72,8 @@ for _cause in get_args(Cause):  # every series exists from the start, so rate() 
     DEGRADATIONS.labels(_cause)
 for _outcome in get_args(FetchOutcome):
     FETCHES.labels(_outcome)
+for _request in get_args(BrowserRequest):
+    BROWSER_REQUESTS.labels(_request)
 for _result in get_args(CacheLookup):
     PAGE_CACHE_LOOKUPS.labels(_result)
 for _limit in get_args(SharedLimit):
@@ -89,6 +100,15 @@ def observe_stages(mode: str, timings: StageTimings) -> None:
 
 def fetched(outcome: FetchOutcome) -> None:
     FETCHES.labels(outcome).inc()
+
+
+def browser_request(outcome: BrowserRequest) -> None:
+    BROWSER_REQUESTS.labels(outcome).inc()
+
+
+def rendered(outcome: FetchOutcome, seconds: float) -> None:
+    BROWSER_RENDERS.labels(outcome).inc()
+    BROWSER_RENDER_SECONDS.observe(seconds)
 
 
 def page_cache_looked_up(result: CacheLookup) -> None:

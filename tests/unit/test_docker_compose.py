@@ -15,6 +15,7 @@ import yaml
 from agent.api.firecrawl.index_routes import SimilarRequest
 from agent.api.firecrawl.scrape_wire import MAX_TIMEOUT_MS
 from agent.config import Settings as AgentSettings
+from agent.pages.browser.settings import BrowserSettings
 from semantic.config import Settings as SemanticSettings
 
 ROOT = Path(__file__).parents[2]
@@ -462,3 +463,14 @@ def test_haproxy_accepts_the_configuration() -> None:
     haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
     checked = subprocess.run([haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, timeout=30)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_agent_image_installs_the_browser_render_asks_for() -> None:
+    """RENDER=auto in compose needs Chromium where BROWSER_EXECUTABLE looks, from Debian, not a Playwright download."""
+    agent = SERVICES["agent-svc"]
+    dockerfile = dockerfile_of(agent).read_text()
+    assert re.search(r"apt-get install [^\n]*\bchromium\b", dockerfile)
+    assert not re.search(r"^RUN [^\n]*playwright install", dockerfile, re.MULTILINE)
+    assert BrowserSettings().browser_executable == "/usr/bin/chromium"  # where Debian's package puts it
+    render = agent["environment"]["RENDER"]
+    assert re.fullmatch(r"\$\{RENDER:-(auto|always|never)\}", render)

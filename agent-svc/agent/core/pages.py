@@ -9,11 +9,14 @@ from typing import Literal
 
 from wisp_text.chunking import Chunk
 
+from agent.core.browsing import Rendered
+
 FetchOutcome = Literal["ok", "blocked", "timeout", "http_error", "too_large", "unsupported_type",
                        "too_many_redirects", "connect_error", "error"]
 
 
-FailureKind = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted"]
+FailureKind = Literal["timeout", "dns", "blocked", "http", "tls", "unsupported", "unreachable", "unextracted",
+                      "action"]
 
 # failures where the site still answered with a page (an error status, or a page without text in it): a scrape
 # gives a Document of such a page, with its statusCode; the other failures leave nothing to show
@@ -41,7 +44,7 @@ class PageError:
     codes and a Document's status. `timeout`: a deadline came first; `dns`: the host does not resolve;
     `blocked`: the SSRF guard refused it; `http`: the site answered an error status; `tls`: no secure
     connection; `unsupported`: not a page Wisp reads; `unreachable`: any other fetch failure; `unextracted`:
-    fetched, but no text came out of it."""
+    fetched, but no text came out of it; `action`: one of the request's browser actions failed."""
 
     kind: FailureKind
     detail: str
@@ -64,6 +67,8 @@ class Fetched:
     outcome: FetchOutcome = "ok"  # the fetch metric's label: finer than the error's kind (redirects, size)
     cache_state: CacheState | None = None
     cached_at: datetime | None = None  # when a page served from the cache was fetched
+    rendered: Rendered | None = None  # set when the browser made the body (pages/rendering.py)
+    unrendered: str | None = None  # why a page that needed the browser has the HTTP fetch's body instead
 
     @property
     def ok(self) -> bool:

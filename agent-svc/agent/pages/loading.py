@@ -11,27 +11,30 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+from agent.core.browsing import NO_BROWSER_WORK, BrowserWork
 from agent.core.outcome import Cause, Degradation
 from agent.core.pages import CacheUse, Extraction, Fetched, Page, PageError
 from agent.core.timings import StageTimings
 from agent.pages.extract import extract_page
-from agent.pages.fetch import Fetcher
+from agent.pages.rendering import PageFetcher
 from agent.pages.workers import WorkerDied, WorkerPool
 
 
 class RequestPages:
     """One request's pages (core.context.PageLoader): each fetched once, extracted again only when a later
     stage asks for more than an earlier one got (Documents after ranking); `cache_use`: how the request uses the
-    page cache."""
+    page cache; `work`: what it asks of the browser (a scrape's screenshot and actions)."""
 
-    def __init__(self, fetcher: Fetcher, pool: WorkerPool, cache_use: CacheUse) -> None:
-        self._fetcher, self._pool, self._cache_use = fetcher, pool, cache_use
+    def __init__(self, fetcher: PageFetcher, pool: WorkerPool, cache_use: CacheUse,
+                 work: BrowserWork = NO_BROWSER_WORK) -> None:
+        self._fetcher, self._pool, self._cache_use, self._work = fetcher, pool, cache_use, work
         self._pages: dict[str, Page] = {}
 
     async def load(self, urls: Sequence[str], how: Extraction, deadline: float, timings: StageTimings
                    ) -> dict[str, Page]:
         """The pages of `urls` extracted as `how` says, a page extracting while the others still load.
-        Timings: `fetch` is the wait for the last download, `extract` the wait for extraction after it."""
+        Timings: `fetch` is the wait for the last download (rendering included), `extract` the wait for extraction
+        after it, and `render` the longest a page took in the browser."""
         urls = list(dict.fromkeys(urls))
         stale = [u for u in urls if u not in self._pages or not self._pages[u].serves(how)]
         if stale:
@@ -42,6 +45,8 @@ class RequestPages:
             last_fetch = max(fetched_at, default=done)
             timings.add("fetch", (last_fetch - started) * 1000)
             timings.add("extract", (done - last_fetch) * 1000)
+            if rendered := [p.fetched.rendered.ms for p in pages if p.fetched.rendered]:
+                timings.add("render", max(rendered))
             self._pages.update(zip(stale, pages, strict=True))
         return {u: self._pages[u] for u in urls}
 
@@ -49,7 +54,7 @@ class RequestPages:
         if known := self._pages.get(url):
             fetched = known.fetched
         else:
-            fetched = await self._fetcher.fetch_before(url, deadline, cache_use=self._cache_use)
+            fetched = await self._fetcher.fetch_before(url, deadline, cache_use=self._cache_use, work=self._work)
         fetched_at.append(time.perf_counter())
         return await extracted(fetched, how, self._pool, deadline)
 
@@ -71,9 +76,15 @@ async def extracted(fetched: Fetched, how: Extraction, pool: WorkerPool, deadlin
 def failed_pages(pages: dict[str, Page], consequence: str = "used their SearXNG snippet instead",
                  cause: Cause = "snippets") -> Degradation | None:
     """One degradation naming the pages that failed, why, and what came of it (None when none failed)."""
-    failed = [(url, page.error) for url, page in pages.items() if page.error]
+    failed = [(url, _why(page)) for url, page in pages.items() if page.error]
     if not failed:
         return None
     reasons = "; ".join(f"{url} ({error})" for url, error in failed[:5])
     more = f" and {len(failed) - 5} more" if len(failed) > 5 else ""
     return Degradation(cause, f"{len(failed)} of {len(pages)} pages {consequence}: {reasons}{more}")
+
+
+def _why(page: Page) -> str:
+    """A failed page's error, and why the browser did not render it when it needed to."""
+    unrendered = page.fetched.unrendered
+    return f"{page.error}; not rendered: {unrendered}" if unrendered else str(page.error)

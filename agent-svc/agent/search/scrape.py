@@ -10,13 +10,14 @@ error status is a Document with its content and that statusCode, as Firecrawl re
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wisp_obs.requests import request_id
 
 from agent import metrics
 from agent.answers.rich import Answers
+from agent.core.browsing import NO_BROWSER_WORK, BrowserWork, Rendered
 from agent.core.context import RESPONSE_RESERVE_S, SearchContext
 from agent.core.formats import needs_whole_page
 from agent.core.outcome import SearchOutcome
@@ -37,6 +38,7 @@ FAILURES = {
     "tls": (500, "SCRAPE_SSL_ERROR"),
     "unsupported": (500, "SCRAPE_UNSUPPORTED_FILE_ERROR"),
     "unreachable": (500, "SCRAPE_SITE_ERROR"),
+    "action": (400, "SCRAPE_ACTION_ERROR"),
 }
 
 
@@ -58,6 +60,7 @@ class ScrapeJob:
     warnings: tuple[str, ...] = ()
     json_key: str = "json"  # v1's `extract` format returns its JSON under `extract`
     cache_use: CacheUse = SERVICE_CACHE_USE  # maxAge and storeInCache
+    work: BrowserWork = NO_BROWSER_WORK  # screenshot, actions, waitFor, mobile, headers
 
     @property
     def extraction(self) -> Extraction:
@@ -66,7 +69,9 @@ class ScrapeJob:
 
 async def scrape(job: ScrapeJob, services: Services) -> dict[str, Any]:
     """The page's Firecrawl Document; raises ScrapeFailed when there is none to show."""
-    ctx = services.context(job.timeout_ms / 1000, cache_use=job.cache_use)
+    if not services.fetcher.renders:
+        job = _without_browser(job)
+    ctx = services.context(job.timeout_ms / 1000, cache_use=job.cache_use, work=job.work)
     try:
         async with asyncio.timeout(job.timeout_ms / 1000):
             pages = await ctx.load_pages([job.url], job.extraction, ctx.deadline - RESPONSE_RESERVE_S)
@@ -81,7 +86,10 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, answers: Ans
         raise _failed(page.failure, f"{job.url} could not be scraped: {page.error}")
     if page.extracted is None:
         warnings.append(f"{job.url} has no content: {page.error}")
-    doc = document(job.url, "", "", page, list(job.formats))
+    if page.fetched.unrendered:
+        warnings.append(f"{job.url} was not rendered in the browser ({page.fetched.unrendered}): its HTTP page was "
+                        "used")
+    doc = {**document(job.url, "", "", page, list(job.formats)), **_browser_output(job.work, page.fetched.rendered)}
     doc["metadata"]["scrapeId"] = request_id()
     if job.asks and page.extracted is not None:
         answered = await answers.pages(SearchOutcome({}, documents={job.url: doc}, pages={job.url: page}), job.asks,
@@ -94,6 +102,37 @@ async def _document(job: ScrapeJob, page: Page, ctx: SearchContext, answers: Ans
     if warnings:
         doc["warning"] = "; ".join(warnings)
     return doc
+
+
+def _without_browser(job: ScrapeJob) -> ScrapeJob:
+    """The job as a fetch without a browser can do it (RENDER=never, or no Chromium): actions are a 400, as
+    Firecrawl answers an engine without them; a screenshot, waitFor, mobile and headers are named in a warning."""
+    work = job.work
+    if work.actions:
+        raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
+                           "actions are not supported: this Wisp renders no pages (RENDER=never, or no browser)")
+    ignored = [name for name, asked in (("screenshot", work.screenshot), ("waitFor", work.wait_for_ms),
+                                        ("mobile", work.mobile), ("headers", work.headers)) if asked]
+    if not ignored:
+        return job
+    warning = f"{', '.join(ignored)} need the browser, which this Wisp does not run (RENDER=never): ignored"
+    return replace(job, work=NO_BROWSER_WORK, warnings=(*job.warnings, warning))
+
+
+def _browser_output(work: BrowserWork, rendered: Rendered | None) -> dict[str, Any]:
+    """The Document's `screenshot` (a data URL, as a self-hosted Firecrawl gives it) and `actions`."""
+    if rendered is None:
+        return {}
+    output: dict[str, Any] = {}
+    if rendered.screenshot is not None:
+        output["screenshot"] = rendered.screenshot.data_url()
+    if work.actions:
+        output["actions"] = {
+            "screenshots": [image.data_url() for image in rendered.screenshots],
+            "scrapes": [{"url": state.url, "html": state.html} for state in rendered.scrapes],
+            "javascriptReturns": [{"type": r.type, "value": r.value} for r in rendered.javascript_returns],
+            "pdfs": []}
+    return output
 
 
 def _failed(kind: str, message: str) -> ScrapeFailed:

@@ -16,12 +16,14 @@ from agent.answers.rich import Answers
 from agent.api.gate.body_limits import RequestLimits
 from agent.api.settings import RequestSettings
 from agent.config import Settings
+from agent.core.browsing import NO_BROWSER_WORK, BrowserWork
 from agent.core.context import Spans
 from agent.core.pages import CacheUse, Fetched, PageError
 from agent.index.crawl.crawler import CrawlTools
 from agent.index.ingest import Ingest
 from agent.index.map.site_map import MapTools
 from agent.pages.fetch import Fetcher, FetchPolicy
+from agent.pages.rendering import PageFetcher
 from agent.pages.ssrf import Allowlist
 from agent.pages.webhooks import WebhookSender
 from agent.ranking.stage import Ranking
@@ -99,7 +101,7 @@ class FakeSearxng:
         llm_url = "http://llm.test/v1" if config.llm.llm_base_url else ""  # LLM_BASE_URL="": none configured
         llm = LLMClient(llm_url, "", "test-model", 200, config.llm.llm_system_role, http=llm_http or http)
         searxng = SearxngClient(config.searxng.searxng_url, http, config.searxng.searxng_timeout_s)
-        fetcher = FakeWeb(pages) if pages is not None else Fetcher(http, policy)
+        fetcher = FakeWeb(pages) if pages is not None else PageFetcher(Fetcher(http, policy), None, "never")
         ingest, gate = Ingest(semantic_client, config.index), HostGate(config.crawl.crawl_host_concurrency)
         services = Services(Upstreams(searxng, semantic_client, llm), fetcher, InlinePool(), ingest, gate, InlinePool(),
                             Answers(config.rich, llm, semantic_client),
@@ -147,8 +149,10 @@ class FakeWeb:
     def __init__(self, pages: dict[str, str]) -> None:
         self.pages = pages
 
+    renders = False  # no browser: a scrape's browser work is refused or ignored, as with RENDER=never
+
     async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
-                           cache_use: CacheUse | None = None) -> Fetched:
+                           cache_use: CacheUse | None = None, work: BrowserWork = NO_BROWSER_WORK) -> Fetched:
         if url not in self.pages:
             return Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
         return Fetched(url, url, 200, "text/html", self.pages[url].encode())

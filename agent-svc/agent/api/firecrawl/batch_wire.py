@@ -18,7 +18,7 @@ from agent.api.firecrawl.search_wire import SafeInt
 from agent.core.crawl_options import BATCH, CrawlOptions
 from agent.errors import InvalidRequest
 from agent.index.crawl.options import MAX_SEED_URLS, split_urls
-from agent.search.scrape import ScrapeJob
+from agent.search.scrape import ScrapeFailed, ScrapeJob
 from agent.state.jobs import Counts, Job
 
 
@@ -70,7 +70,17 @@ class _BatchFields(BaseModel):
         return self.model_copy(update={"url": url}).to_job(default_timeout_s)  # type: ignore[attr-defined]
 
     def _batch_warnings(self, scrape: ScrapeJob) -> tuple[str, ...]:
+        """What the batch leaves out of each scrape; actions are a 400, since a batch would return pages without
+        what they were for."""
+        work = scrape.work
+        if work.actions:
+            raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
+                               "actions are not supported in batch scrapes: POST /v2/scrape runs them")
         warnings = list(scrape.warnings)
+        if browser := [name for name, asked in (("screenshot", work.screenshot), ("waitFor", work.wait_for_ms),
+                                                ("mobile", work.mobile), ("headers", work.headers)) if asked]:
+            warnings.append(f"{', '.join(browser)} are not supported in batch scrapes and were ignored (POST "
+                            "/v2/scrape does them; a page that needs its scripts run is still rendered)")
         if scrape.asks:
             skipped = sorted(ask.kind for ask in scrape.asks)
             warnings.append(f"formats {skipped} ask the LLM, which batch scrapes do not: they were skipped "

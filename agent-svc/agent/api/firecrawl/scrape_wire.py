@@ -8,13 +8,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationInfo, field_validator
 
 from agent.answers.page_answers import page_ask
+from agent.api.firecrawl.browser_wire import SCREENSHOT_FORMATS, actions_of, screenshot_of
 from agent.api.firecrawl.search_wire import CacheOptions, SafeInt, ScrapeOptions
+from agent.core.browsing import BrowserWork
 from agent.core.formats import DOCUMENT_FORMATS, FIRECRAWL_FORMATS, PAGE_ASK_KINDS
 from agent.core.pages import CacheUse
 from agent.core.query import PageAsk
 from agent.errors import BadRequest, InvalidRequest
 from agent.index.crawl.options import MAX_URL_CHARS, page_url
-from agent.search.scrape import ScrapeFailed, ScrapeJob
+from agent.search.scrape import ScrapeJob
 
 MAX_FORMATS = 20
 MAX_TAGS = 100
@@ -62,23 +64,24 @@ class _PageFields(BaseModel):
         names = [str(item["type"]) for item in items]
         if unknown := sorted(set(names) - FIRECRAWL_FORMATS):
             raise InvalidRequest.check(f"unknown formats {unknown}", ["formats"])
-        if self.actions:
-            raise ScrapeFailed(400, "SCRAPE_ACTIONS_NOT_SUPPORTED",
-                               "actions are not supported: Wisp fetches pages without a browser")
         timeout_ms = min(self.timeout or round(default_timeout_s * 1000), MAX_TIMEOUT_MS)
         return ScrapeJob(url, tuple(dict.fromkeys(n for n in names if n in DOCUMENT_FORMATS)), _asks(items),
                          self.onlyMainContent is not False, timeout_ms, self._warnings(names), json_key,
-                         cache_use)
+                         cache_use, self._browser_work(items))
+
+    def _browser_work(self, items: list[dict[str, Any]]) -> BrowserWork:
+        wait_for_ms = self.waitFor or 0
+        return BrowserWork(wait_for_ms, bool(self.mobile), tuple((self.headers or {}).items()),
+                           actions_of(self.actions or [], wait_for_ms), screenshot_of(items))
 
     def _warnings(self, names: list[str]) -> tuple[str, ...]:
         warnings = []
         if self.timeout and self.timeout > MAX_TIMEOUT_MS:
             warnings.append(f"timeout {self.timeout} ms is above Wisp's limit: the scrape had {MAX_TIMEOUT_MS} ms")
-        if skipped := sorted(set(names) - set(DOCUMENT_FORMATS) - set(PAGE_ASK_KINDS)):
+        if skipped := sorted(set(names) - set(DOCUMENT_FORMATS) - set(PAGE_ASK_KINDS) - SCREENSHOT_FORMATS):
             warnings.append(f"formats {skipped} are not supported and were skipped")
         ignored = [name for name, value in (("includeTags", self.includeTags), ("excludeTags", self.excludeTags),
-                                            ("headers", self.headers), ("location", self.location),
-                                            ("waitFor", self.waitFor), ("mobile", self.mobile)) if value]
+                                            ("location", self.location)) if value]
         if ignored:
             warnings.append(f"{', '.join(ignored)} are not supported and were ignored")
         if self.skipTlsVerification:

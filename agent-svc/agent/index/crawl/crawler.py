@@ -30,8 +30,8 @@ from agent.index.crawl.settings import CrawlSettings
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.index.ingest import Ingest
 from agent.pages.documents import document
-from agent.pages.fetch import Fetcher
 from agent.pages.loading import extracted
+from agent.pages.rendering import PageFetcher
 from agent.pages.workers import WorkerPool
 from agent.state.jobs import COMPLETED, RUNNING, Job, QueuedPage
 from agent.state.jobs.redis import Store
@@ -47,7 +47,7 @@ class CrawlTools:
     """What crawls use, given once at start-up."""
 
     settings: CrawlSettings  # the crawl's own
-    fetcher: Fetcher
+    fetcher: PageFetcher
     cpu_pool: WorkerPool  # the extraction workers that searches use too
     ingest: Ingest
     gate: Gate  # the process's one: crawls, batch scrapes and maps are polite to a host together

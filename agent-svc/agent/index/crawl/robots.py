@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from protego import Protego
 
-from agent.pages.fetch import Fetcher
+from agent.pages.rendering import PageFetcher
 
 USER_AGENTS = ("Wisp", "FirecrawlAgent")
 MAX_ROBOTS_BYTES = 500_000
@@ -39,7 +39,7 @@ class Robots:
 class RobotsCache:
     """robots.txt per origin for one crawl, fetched through the crawl's fetcher (the SSRF guard applies)."""
 
-    def __init__(self, fetcher: Fetcher, timeout_s: float) -> None:
+    def __init__(self, fetcher: PageFetcher, timeout_s: float) -> None:
         self._fetcher, self._timeout_s = fetcher, timeout_s
         self._by_origin: dict[str, Robots] = {}
         self._reading: dict[str, asyncio.Lock] = {}  # the first page of a site reads it, the others wait

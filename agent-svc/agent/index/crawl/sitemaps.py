@@ -16,7 +16,7 @@ import time
 import zlib
 from urllib.parse import urljoin
 
-from agent.pages.fetch import Fetcher
+from agent.pages.rendering import PageFetcher
 
 MAX_SITEMAPS = 20
 MAX_SITEMAP_BYTES = 20_000_000  # decompressed: a .xml.gz may not unpack past this
@@ -33,7 +33,7 @@ def sitemap_candidates(seed: str, named: list[str]) -> list[str]:
     return list(dict.fromkeys([urljoin(seed, "/sitemap.xml"), urljoin(seed, "sitemap.xml")]))
 
 
-async def sitemap_urls(fetcher: Fetcher, sitemaps: list[str], limit: int, timeout_s: float) -> list[str]:
+async def sitemap_urls(fetcher: PageFetcher, sitemaps: list[str], limit: int, timeout_s: float) -> list[str]:
     """The page URLs of these sitemaps (and of the sitemaps an index among them lists), at most `limit`."""
     pending, seen, pages = list(sitemaps), set(), []
     while pending and len(seen) < MAX_SITEMAPS and len(pages) < limit:

@@ -34,7 +34,7 @@ from agent.index.crawl.robots import RobotsCache
 from agent.index.crawl.scope import Scope, url_key
 from agent.index.crawl.sitemaps import sitemap_candidates, sitemap_urls
 from agent.pages.extract import outline
-from agent.pages.fetch import Fetcher
+from agent.pages.rendering import PageFetcher
 from agent.pages.workers import WorkerDied, WorkerPool
 from agent.retrieval.searxng_results import retrieve
 from agent.retrieval.translation import ResultFilter, SourcePlan
@@ -89,7 +89,7 @@ class MapTools:
     """What a map uses of the process's services (`Services.map_tools`)."""
 
     max_pages: int  # MAP_MAX_PAGES: pages fetched for their links
-    fetcher: Fetcher
+    fetcher: PageFetcher
     cpu_pool: WorkerPool
     gate: Gate  # the process's per-host turns: crawls, batch scrapes and maps are polite to a host together
     searxng: SearxngClient

@@ -10,6 +10,7 @@ from agent.core.timings import StageTimings
 from agent.pages.cache import PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy
 from agent.pages.loading import RequestPages
+from agent.pages.rendering import PageFetcher
 from agent.pages.ssrf import Allowlist
 from agent.state.page_cache.memory import MemoryStore
 
@@ -63,8 +64,8 @@ def test_a_later_request_with_a_max_age_loads_its_pages_from_the_cache() -> None
 
     async def requests(*uses: CacheUse) -> list[dict]:
         async with httpx.AsyncClient(transport=httpx.MockTransport(site.handle)) as http:
-            fetcher = Fetcher(http, FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"),
-                              PageCache(MemoryStore(10_000_000), 60_000))
+            fetcher = PageFetcher(Fetcher(http, FetchPolicy(Allowlist.parse("127.0.0.1"), 10_000, 3, "test"),
+                                          PageCache(MemoryStore(10_000_000), 60_000)), None, "never")
             return [await RequestPages(fetcher, InlinePool(), use).load(urls, Extraction(), time.monotonic() + 5,
                                                                          StageTimings()) for use in uses]
 

@@ -2,6 +2,7 @@
 Firecrawl Document (the offline web: tests/integration/test_scrape.py), every failure with Firecrawl's status."""
 
 import asyncio
+import base64
 import json
 from typing import Any, get_args
 
@@ -11,6 +12,17 @@ import pytest
 from agent.api.bodies import parsed
 from agent.api.firecrawl.scrape_wire import MAX_FORMATS, MAX_TIMEOUT_MS, ScrapeRequest, V1ScrapeRequest
 from agent.api.firecrawl.search_wire import MAX_SAFE_INTEGER
+from agent.core.browsing import (
+    NO_BROWSER_WORK,
+    BrowserWork,
+    Click,
+    ExecuteJavascript,
+    Image,
+    Rendered,
+    ScrapedState,
+    ScriptReturn,
+    Shot,
+)
 from agent.core.pages import CacheUse, FailureKind, Fetched, Page, PageError
 from agent.errors import InvalidRequest
 from agent.search.scrape import FAILURES, ScrapeFailed, ScrapeJob, scrape
@@ -67,8 +79,9 @@ def test_llm_formats_become_asks_and_unsupported_ones_a_warning() -> None:
                    "onlyMainContent": False, "includeTags": ["article"], "waitFor": 1000})
     assert [a.kind for a in scraped.asks] == ["summary", "json"] and scraped.formats == ()
     assert not scraped.main_only and not scraped.extraction.document
-    assert scraped.warnings == ("formats ['images', 'screenshot'] are not supported and were skipped",
-                                "includeTags, waitFor are not supported and were ignored")
+    assert scraped.warnings == ("formats ['images'] are not supported and were skipped",
+                                "includeTags are not supported and were ignored")
+    assert scraped.work == BrowserWork(wait_for_ms=1000, screenshot=Shot())
 
 
 @pytest.mark.parametrize(("body", "problem"), [
@@ -121,10 +134,15 @@ def test_a_timeout_past_wisps_limit_is_accepted_cut_and_named_in_a_warning(timeo
     assert job({"timeout": MAX_TIMEOUT_MS}).warnings == ()
 
 
-def test_actions_are_refused_with_firecrawls_code() -> None:
+def test_without_a_browser_actions_are_refused_with_firecrawls_code_and_the_rest_is_named_in_a_warning() -> None:
     with pytest.raises(ScrapeFailed) as refused:
-        job({"actions": [{"type": "click", "selector": "#more"}]})
+        run(job({"actions": [{"type": "click", "selector": "#more"}]}))
     assert (refused.value.status, refused.value.code) == (400, "SCRAPE_ACTIONS_NOT_SUPPORTED")
+    doc = run(job({"formats": ["markdown", "screenshot"], "waitFor": 500, "mobile": True}))
+    assert "screenshot" not in doc and "checkpoint" in doc["markdown"]
+    assert doc["warning"] == "screenshot, waitFor, mobile need the browser, which this Wisp does not run " \
+                             "(RENDER=never): ignored"
+
 
 
 def test_v1_formats_are_strings_with_json_options_beside_them() -> None:
@@ -145,8 +163,10 @@ class Web:
     def __init__(self, errors: dict[str, Fetched] | None = None) -> None:
         self.errors = errors or {}
 
+    renders = False  # no browser: a scrape's browser work is refused or ignored, as with RENDER=never
+
     async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
-                           cache_use: CacheUse | None = None) -> Fetched:
+                           cache_use: CacheUse | None = None, work: BrowserWork = NO_BROWSER_WORK) -> Fetched:
         if url == URL:
             return Fetched(url, url, 200, "text/html", PAGE.encode())
         return self.errors.get(url) or Fetched(url, url, 404, "text/html", error=PageError("http", "HTTP 404"))
@@ -244,3 +264,58 @@ def test_v1_extract_comes_back_under_extract_and_a_failed_llm_is_a_warning() -> 
     assert doc["extract"] == {"title": "WAL"} and "json" not in doc
     down = run(job({"formats": ["markdown", "summary"]}), FakeLLM(503))
     assert down["markdown"] and "summary" not in down and "page formats failed" in down["warning"]
+
+
+class Browsing(Web):
+    """A web whose pages a browser renders: what it was asked to do, and a screenshot and actions' outputs."""
+
+    renders = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[BrowserWork] = []
+
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None, work: BrowserWork = NO_BROWSER_WORK) -> Fetched:
+        self.asked.append(work)
+        fetched = await super().fetch_before(url, deadline, types, cache_use)
+        png = Image(b"\x89PNG-bytes", "image/png")
+        fetched.rendered = Rendered(12.0, png if work.screenshot else None, (png,), (ScrapedState(url, "<p>x</p>"),),
+                                    (ScriptReturn("number", 2),))
+        return fetched
+
+
+def test_a_rendered_page_gives_its_screenshot_as_a_data_url_and_the_actions_outputs_as_firecrawl_shapes_them(
+        ) -> None:
+    web = Browsing()
+    asked = job({"formats": ["markdown", {"type": "screenshot", "fullPage": True, "quality": 80}],
+                 "actions": [{"type": "click", "selector": "#more"}, {"type": "executeJavascript", "script": "1+1"}],
+                 "waitFor": 100, "headers": {"X-Test": "1"}})
+    doc = run(asked, fetcher=web)
+    assert web.asked == [BrowserWork(100, False, (("X-Test", "1"),), (Click("#more"), ExecuteJavascript("1+1")),
+                                     Shot(full_page=True, quality=80))]
+    png = "data:image/png;base64," + base64.b64encode(b"\x89PNG-bytes").decode()
+    assert doc["screenshot"] == png and "checkpoint" in doc["markdown"]
+    assert doc["actions"] == {"screenshots": [png], "scrapes": [{"url": URL, "html": "<p>x</p>"}],
+                              "javascriptReturns": [{"type": "number", "value": 2}], "pdfs": []}
+    assert "actions" not in run(job({"formats": ["screenshot"]}), fetcher=Browsing())
+
+
+def test_a_failed_action_is_firecrawls_400() -> None:
+    failed = Fetched(URL, URL, error=PageError("action", "action 1 (click) failed: no #more"), outcome="error")
+    with pytest.raises(ScrapeFailed) as refused:
+        run(job({}), fetcher=_Failing(failed))
+    assert (refused.value.status, refused.value.code) == (400, "SCRAPE_ACTION_ERROR")
+    assert "no #more" in refused.value.message
+
+
+class _Failing(Web):
+    renders = True
+
+    def __init__(self, fetched: Fetched) -> None:
+        super().__init__()
+        self.fetched = fetched
+
+    async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
+                           cache_use: CacheUse | None = None, work: BrowserWork = NO_BROWSER_WORK) -> Fetched:
+        return self.fetched

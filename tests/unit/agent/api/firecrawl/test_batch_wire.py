@@ -61,7 +61,7 @@ def test_llm_formats_and_the_unsupported_are_skipped_with_a_warning_naming_them(
                      "includeTags": ["main"]}).options
     assert options.formats == ("markdown",)
     warnings = "; ".join(options.warnings)
-    assert "['screenshot'] are not supported" in warnings and "includeTags" in warnings
+    assert "screenshot are not supported in batch scrapes" in warnings and "includeTags" in warnings
     assert "formats ['json', 'summary'] ask the LLM" in warnings and "webhook is not supported" in warnings
 
 

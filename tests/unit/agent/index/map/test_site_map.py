@@ -13,6 +13,7 @@ import httpx
 import pytest
 from wisp_text.bm25 import bm25_scores
 
+from agent.core.browsing import NO_BROWSER_WORK, BrowserWork
 from agent.core.pages import CacheUse, Extracted, Fetched, Page, PageError
 from agent.index.crawl import sitemaps
 from agent.index.map import site_map as site_map_module
@@ -56,8 +57,10 @@ class Site:
         self.pages, self.delay_s = pages, delay_s
         self.asked: list[str] = []
 
+    renders = False
+
     async def fetch_before(self, url: str, deadline: float, types: tuple[str, ...] = (),
-                           cache_use: CacheUse | None = None) -> Fetched:
+                           cache_use: CacheUse | None = None, work: BrowserWork = NO_BROWSER_WORK) -> Fetched:
         self.asked.append(url)
         await asyncio.sleep(self.delay_s)
         if url not in self.pages:

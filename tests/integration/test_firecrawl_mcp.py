@@ -209,14 +209,16 @@ def test_scrape_returns_the_pages_markdown_and_links(mcp: Session, site: str) ->
 def test_scrape_refusals_reach_the_agent_as_clear_tool_errors(mcp: Session, site: str) -> None:
     not_web = mcp.call("firecrawl_scrape", {"url": "ftp://example.org/file"})
     assert not_web.is_error and "an absolute http(s) URL" in text(not_web), text(not_web)
-    actions = mcp.call("firecrawl_scrape", {"url": site + "wal.html", "actions": [{"type": "click", "selector": "#none"}]})
+    actions = mcp.call("firecrawl_scrape", {"url": site + "wal.html",
+                                            "actions": [{"type": "click", "selector": "#none"}]})
     assert actions.is_error and "action 1 (click '#none') failed" in text(actions), text(actions)
 
 
 def test_actions_run_in_the_browser_through_the_tool(mcp: Session, site: str) -> None:
     page = result_of(mcp.call("firecrawl_scrape", {
         "url": site + "wal.html", "formats": ["markdown"],
-        "actions": [{"type": "scroll", "direction": "down"}, {"type": "executeJavascript", "script": "document.title"}]}))
+        "actions": [{"type": "scroll", "direction": "down"},
+                    {"type": "executeJavascript", "script": "document.title"}]}))
     assert "checkpoint" in page["markdown"]
     assert page["actions"]["javascriptReturns"][0]["value"].startswith("Write-Ahead Logging")
 

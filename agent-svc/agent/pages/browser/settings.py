@@ -20,8 +20,9 @@ class BrowserSettings(Section):
                                "mobile); always: render every HTML page; never: no browser (those requests get a "
                                "400 or a warning)")
     browser_executable: str = Field("/usr/bin/chromium", description="The Chromium (or Chrome) binary")
-    browser_max_pages: int = Field(4, ge=1, le=64, description="Pages rendered at once; others wait their turn "
-                                   "within their own deadline. Each takes about 30 to 60 MB (bench/browser.py)")
+    browser_max_pages: int = Field(2, ge=1, le=64, description="Pages rendered at once; others wait their turn "
+                                   "within their own deadline. About one per core: each adds 45 to 90 MB, and past "
+                                   "the cores more of them only share the CPU (bench/browser.py)")
     browser_page_timeout_s: float = Field(30.0, gt=0, le=300, description="The longest one page may hold the "
                                           "browser, actions included; a request's own deadline may be shorter")
     browser_max_rss_mb: float = Field(2048, ge=256, description="Chromium's resident memory (all its processes) "

@@ -5,11 +5,11 @@ import time
 
 import httpx
 
-from agent.core.pages import CacheUse, Extraction, PageError
+from agent.core.pages import CacheUse, Extraction, Fetched, Page, PageError
 from agent.core.timings import StageTimings
 from agent.pages.cache import PageCache
 from agent.pages.fetch import Fetcher, FetchPolicy
-from agent.pages.loading import RequestPages
+from agent.pages.loading import RequestPages, failed_pages
 from agent.pages.rendering import PageFetcher
 from agent.pages.ssrf import Allowlist
 from agent.state.page_cache.memory import MemoryStore
@@ -75,3 +75,14 @@ def test_a_later_request_with_a_max_age_loads_its_pages_from_the_cache() -> None
     assert [p.fetched.cache_state for p in default.values()] == ["hit", "hit"]  # the service's 60 s
     assert [p.fetched.cache_state for p in fresh.values()] == [None, None] and len(site.requests) == 4
     assert [p.fetched.body for p in second.values()] == [p.fetched.body for p in first.values()]
+
+
+def test_a_failed_page_that_was_not_rendered_says_why_beside_its_own_error() -> None:
+    shell = Fetched("https://app.test/", "https://app.test/", 200, "text/html", b"<div id=app></div><script></script>",
+                    unrendered="still rendering at the deadline")
+    pages = {"https://app.test/": Page(shell, error=PageError("unextracted", "no text in the page")),
+             "https://docs.test/": Page(Fetched("https://docs.test/", "https://docs.test/", 200, "text/html"))}
+    degradation = failed_pages(pages)
+    assert degradation is not None and degradation.cause == "snippets"
+    assert degradation.warning == ("1 of 2 pages used their SearXNG snippet instead: https://app.test/ (no text in the "
+                                   "page; not rendered: still rendering at the deadline)")

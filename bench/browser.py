@@ -48,6 +48,7 @@ from pathlib import Path
 
 import httpx
 
+from agent.pages.browser.settings import BrowserSettings
 from offline_web.corpus import site_dir
 from offline_web.processes import Service
 from offline_web.sites import load_sites
@@ -363,11 +364,13 @@ def render_agents(offline: OfflineStack, workdir: Path, running: ExitStack, mode
 
 # --- the run ---
 
-def versions() -> dict[str, str]:
+def versions() -> dict:
+    """The machine, the browser, and the browser settings the agents ran with where a run set none (BROWSER_MAX_PAGES
+    in the render cost and the crawls)."""
     chromium = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
-    return {"chromium": chromium, "playwright": importlib.metadata.version("playwright"),
-            "cpus": str(os.cpu_count()), "memory_mb": str(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-                                                          // 2**20)}
+    return {"chromium": chromium, "playwright": importlib.metadata.version("playwright"), "cpus": os.cpu_count(),
+            "memory_mb": os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20,
+            "browser_settings": BrowserSettings().model_dump(exclude={"render"})}
 
 
 def run(args: argparse.Namespace, max_pages: list[int]) -> dict:

@@ -25,8 +25,10 @@ class BrowserSettings(Section):
                                    "the cores more of them only share the CPU (bench/browser.py)")
     browser_page_timeout_s: float = Field(30.0, gt=0, le=300, description="The longest one page may hold the "
                                           "browser, actions included; a request's own deadline may be shorter")
-    browser_max_rss_mb: float = Field(2048, ge=256, description="Chromium's resident memory (all its processes) "
-                                      "above which it is restarted once its pages are done")
+    browser_max_rss_mb: float = Field(1536, ge=768, description="Chromium's memory (its processes and the driver, "
+                                      "PSS: shared pages counted once; about 380 MB idle) above which it is "
+                                      "restarted between pages, when none is open; under steady load "
+                                      "BROWSER_MAX_PAGES is what bounds it")
     browser_idle_s: float = Field(300.0, ge=0, description="Chromium is stopped after this long without a page "
                                   "(0: kept running), and started again on the next one")
     browser_viewport: str = Field("1280x800", pattern=r"^\d{2,5}x\d{2,5}$",

@@ -122,10 +122,9 @@ def pss_mb(pid: int) -> float:
 
 
 def memory(agent_pid: int) -> dict[str, float]:
-    """RSS in MB of the browser (Chromium and the Playwright driver under agent-svc: the sum agent-svc compares
-    with BROWSER_MAX_RSS_MB, which counts a page shared by its processes once per process) and its PSS (each
-    shared page counted once in all), of agent-svc's own process, and of its other children (extraction
-    workers)."""
+    """RSS in MB of the browser (Chromium and the Playwright driver under agent-svc; the sum counts a page shared
+    by its processes once per process) and its PSS (each shared page counted once in all: what agent-svc compares
+    with BROWSER_MAX_RSS_MB), of agent-svc's own process, and of its other children (extraction workers)."""
     browser = browser_pss = others = 0.0
     for pid in descendants(agent_pid):
         argv0 = _argv0(pid)

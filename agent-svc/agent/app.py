@@ -66,11 +66,12 @@ from agent.state.limits.redis import shared_limits
 from agent.state.recent.memory import recent_scrapes
 from agent.state.recent.redis import redis_recent_scrapes
 from agent.state.shared import shared_state
+from agent.state.tiers.memory import ProcessTiers
+from agent.state.tiers.redis import RedisTiers
 from agent.state.usage.memory import Usage
 from agent.state.usage.redis import RedisUsage
 from agent.upstream.clients import Upstreams
 from agent.upstream.model_check import log_model_costs
-from agent.upstream.searxng import SearxngClient
 
 SCHEMA_WORKERS = 1  # applying a schema takes milliseconds; a hostile one is stopped after 2 s
 
@@ -98,7 +99,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 httpx.AsyncClient(timeout=fetch_timeout, follow_redirects=False, trust_env=False,
                                   limits=httpx.Limits(max_connections=32)) as fetch_http, \
                 shared_state(settings.shared) as shared:
-            upstreams = Upstreams.of(settings.searxng, settings.semantic, settings.llm, http)
+            tiers = ProcessTiers() if shared is None else RedisTiers(shared.redis)
+            upstreams = Upstreams.of(settings.searxng, settings.semantic, settings.llm, settings.sources, http, tiers)
             pages = settings.pages
             pool = WorkerPool(pages.extract_workers, pages.extract_worker_max_rss_mb, warm=warm_up)
             await pool.start()
@@ -175,19 +177,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/readyz")
     async def readyz(request: Request) -> JSONResponse:
-        searxng: SearxngClient = request.app.state.services.upstreams.searxng
+        upstreams: Upstreams = request.app.state.services.upstreams
+        searxng = upstreams.searxng
         engines = searxng.health.report()
         warnings = await request.app.state.limits.warnings()  # degraded, not unready: limits count per replica
+        # degraded, not unready either: a search goes on without a source whose tiers are all held
+        sources = await upstreams.sources.report() if upstreams.sources else {}
+        if sources.get("warning"):
+            warnings.append(sources.pop("warning"))
         try:
             await searxng.ping()
         except UpstreamError as e:
             return JSONResponse({"status": "unavailable", "searxng": searxng.base_url, "error": e.message,
-                                 "engines": engines, "warnings": warnings}, 503)
-        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines,
+                                 "engines": engines, **sources, "warnings": warnings}, 503)
+        return JSONResponse({"status": "ready", "searxng": searxng.base_url, "engines": engines, **sources,
                              "warnings": warnings})
 
     @app.get("/metrics")
-    async def prometheus() -> Response:
+    async def prometheus(request: Request) -> Response:
+        sources = request.app.state.services.upstreams.sources
+        if sources:  # the tiers' gauges, read now: another replica may have parked one
+            await sources.report()
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     answer_errors(app)

@@ -26,7 +26,7 @@ from agent.ranking.settings import ModeSettings, RankingSettings
 from agent.research.settings import ResearchSettings
 from agent.search.settings import SearchSettings
 from agent.state.settings import LimitsSettings, RecentSettings, SharedStateSettings
-from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings
+from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings, SourcesSettings
 
 
 class ServiceSettings(Section):
@@ -51,6 +51,7 @@ class Settings(BaseModel):
     searxng: SearxngSettings = Field(default_factory=SearxngSettings)
     semantic: SemanticSvcSettings = Field(default_factory=SemanticSvcSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    sources: SourcesSettings = Field(default_factory=SourcesSettings)
     pages: PagesSettings = Field(default_factory=PagesSettings)
     page_cache: PageCacheSettings = Field(default_factory=PageCacheSettings)
     browser: BrowserSettings = Field(default_factory=BrowserSettings)

@@ -65,6 +65,16 @@ BROWSER_RENDER_SECONDS = Histogram("wisp_agent_browser_render_seconds", "Time to
 BROWSER_PAGES = Gauge("wisp_agent_browser_pages", "Pages open in the browser now")
 BROWSER_STARTS = Counter("wisp_agent_browser_starts", "Chromium started: the first page, after idling, a crash, or "
                          "growing past BROWSER_MAX_RSS_MB")
+SourceCall = Literal["ok", "skipped", "credit", "rate", "server", "garbage", "refused", "rejected"]
+TierStatus = Literal["usable", "parked", "backoff", "capped"]
+SOURCE_CALLS = Counter("wisp_agent_source_calls", "Calls of the extra candidate sources (SEARCH_SOURCES) by source, "
+                       "tier and outcome: ok, skipped (held or capped: not called), or the failure", ["source", "tier",
+                                                                                                       "outcome"])
+SOURCE_TIER_STATE = Gauge("wisp_agent_source_tier_state", "Each extra source's tier: 1 for its state now (usable, "
+                          "parked after a 402, backoff after a 429 or 5xx, capped for the day), 0 for the others",
+                          ["source", "tier", "state"])
+SOURCE_TIER_CALLS_TODAY = Gauge("wisp_agent_source_tier_calls_today", "Calls of each extra source's tier this UTC "
+                                "day (with REDIS_URL: of every replica)", ["source", "tier"])
 LIMITS_FALLBACKS = Counter("wisp_agent_limits_fallbacks", "Requests whose limit was counted by this process alone "
                            "because the Redis of REDIS_URL did not answer, by limit", ["limit"])
 
@@ -148,3 +158,13 @@ def searxng_retried(status: int) -> None:
 
 def limits_fell_back(limit: SharedLimit) -> None:
     LIMITS_FALLBACKS.labels(limit).inc()
+
+
+def source_called(source: str, tier: str, outcome: SourceCall) -> None:
+    SOURCE_CALLS.labels(source, tier, outcome).inc()
+
+
+def source_tier_is(source: str, tier: str, status: TierStatus, calls_today: int) -> None:
+    for state in get_args(TierStatus):
+        SOURCE_TIER_STATE.labels(source, tier, state).set(1 if state == status else 0)
+    SOURCE_TIER_CALLS_TODAY.labels(source, tier).set(calls_today)

@@ -1,5 +1,5 @@
-"""What SearXNG gives: one search result as it returned it, whichever dialect it spoke, and the catalog of
-engines it offers."""
+"""What a search source gives: one result as SearXNG (or another source) returned it, whichever dialect it spoke,
+and the catalog of engines SearXNG offers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime
 
 @dataclass(frozen=True)
 class Hit:
-    """One SearXNG result, normalized across dialects; absent optional values are None, never ""."""
+    """One result, normalized across dialects; absent optional values are None, never ""."""
 
     url: str
     title: str
@@ -20,6 +20,8 @@ class Hit:
     img_src: str | None = None
     thumbnail: str | None = None
     resolution: tuple[int, int] | None = None
+    found_by: tuple[str, ...] = ("searxng",)  # the sources that returned it: searxng, index, a SEARCH_SOURCES name
+    text: str | None = None  # the page's text, when the source that found it supplied it (no fetch needed)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ Cause = Literal[
     "engines_unresponsive",  # SearXNG engines did not answer: results may be incomplete
     "engine_catalog",  # SearXNG's engine list unreadable: engines and categories not checked
     "index_unavailable",  # the vector index could not answer: SearXNG's results alone
-    "searxng_unavailable",  # SearXNG failed: the vector index's results alone
+    "searxng_unavailable",  # SearXNG failed: the vector index's or the extra sources' results alone
+    "extra_source",  # an extra source (SEARCH_SOURCES) gave nothing: its tiers held, failing or out of time
     "llm_unavailable",  # rich: the LLM failed; sources without an answer
     "llm_echo",  # rich: the LLM wrote back its prompt
     "llm_citations",  # rich: the LLM cited only sources that do not exist
@@ -103,8 +104,8 @@ class ExplainRow:
 
     url: str
     title: str
-    searxng_rank: int
-    fetch: str | None  # "ok", the page's error, or None when it was not fetched
+    searxng_rank: int  # its place in the pool (SearXNG's, the extra sources' in turn, or the fusion with the index)
+    fetch: str | None  # "ok", "supplied" (its source gave the text), the page's error, or None when not fetched
     content_chars: int
     pass1_score: float | None
     score: float | None
@@ -113,6 +114,7 @@ class ExplainRow:
     reason: str
     features: Mapping[str, float]
     probability: float | None = None  # of relevance: its most relevant passage's
+    found_by: tuple[str, ...] = ()  # the sources that returned it: searxng, index, a SEARCH_SOURCES name
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ class Fetched:
     cached_at: datetime | None = None  # when a page served from the cache was fetched
     rendered: Rendered | None = None  # set when the browser made the body (pages/rendering.py)
     unrendered: str | None = None  # why a page that needed the browser has the HTTP fetch's body instead
+    supplied: bool = False  # the page's text came with its search result (an extra source's): nothing was fetched
 
     @property
     def ok(self) -> bool:

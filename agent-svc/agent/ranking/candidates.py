@@ -21,8 +21,8 @@ from agent.core.passage import Passage, snippet_chunk
 from agent.core.query import SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE
 from agent.ranking.settings import RankingSettings
-from agent.retrieval.dedupe import dedupe
 from agent.retrieval.searxng_results import retrieve_candidates
+from agent.retrieval.sourced import merged_hits, with_sources
 from agent.upstream.clients import Upstreams
 
 _QUESTION_WORDS = frozenset(
@@ -86,14 +86,15 @@ def keyword_form(text: str) -> str | None:
 
 async def candidate_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, size: int, ranked: str,
                          settings: RankingSettings) -> tuple[SearchOutcome, tuple[Candidate, ...]]:
-    """SearXNG's results for the query, at least `size` of them; the `ranked` bucket's hits become candidates
-    (with REFORMULATE, a question's keyword form is searched too)."""
+    """SearXNG's results for the query, at least `size` of them, and the extra sources' (SEARCH_SOURCES); the
+    `ranked` bucket's hits become candidates (with REFORMULATE, a question's keyword form is searched too)."""
     pool = replace(query, limit=max(query.limit, size))
     budget = _searxng_budget(ctx)
     if settings.reformulate and ranked == DEFAULT_SOURCE and (keywords := keyword_form(query.query)):
-        outcome = await _with_keyword_form(pool, keywords, ctx, up, budget)
+        searxng = _with_keyword_form(pool, keywords, ctx, up, budget)
     else:
-        outcome = await retrieve_candidates(pool, ctx, up, budget)
+        searxng = retrieve_candidates(pool, ctx, up, budget)
+    outcome = await with_sources(searxng, pool, ctx, up, budget)
     return outcome, tuple(Candidate(hit, rank) for rank, hit in enumerate(outcome.buckets.get(ranked, []), 1))
 
 
@@ -107,18 +108,11 @@ async def _with_keyword_form(pool: SearchQuery, keywords: str, ctx: SearchContex
     if isinstance(extra, BaseException):  # the widening is a bonus: its failure costs only itself
         return outcome.warned(Degradation("keyword_form", f"the keyword form of the query failed ({extra}); "
                                             "searched as written"))
-    merged = interleave([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
-    return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: dedupe(merged, lambda h: h.url)})
+    merged = merged_hits([outcome.buckets.get(DEFAULT_SOURCE, []), extra.buckets.get(DEFAULT_SOURCE, [])])
+    return replace(outcome, buckets={**outcome.buckets, DEFAULT_SOURCE: merged})
 
 
 def _searxng_budget(ctx: SearchContext) -> Callable[[], float]:
     """SearXNG may use the pipeline's time but the fetch and the ranking reserve (at least a second)."""
     reserve = ctx.budget.rank_reserve_s + 1.0
     return lambda: max(ctx.pipeline_remaining_s() - reserve, 1.0)
-
-
-def interleave(lists: list[list[Hit]]) -> list[Hit]:
-    merged = []
-    for i in range(max(map(len, lists), default=0)):
-        merged += [hits[i] for hits in lists if i < len(hits)]
-    return merged

@@ -30,6 +30,7 @@ from agent.core.ratings import Ratings
 from agent.core.sources import source
 from agent.errors import Degraded
 from agent.pages.loading import failed_pages
+from agent.pages.supplied import supplied_page
 from agent.ranking.admission import LaneFull, admit
 from agent.ranking.anytime import Partial
 from agent.ranking.candidates import Candidate, candidate_pool
@@ -188,18 +189,22 @@ async def _ranked(query: SearchQuery, ctx: SearchContext, up: Upstreams, spec: R
 
 async def _fetch(candidates: tuple[Candidate, ...], preliminary: Ratings | None, query: SearchQuery,
                  ctx: SearchContext, settings: RankingSettings) -> tuple[tuple[Candidate, ...], str | None]:
-    """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages."""
+    """The first FETCH_TOP (or the request's `fetch_top`) candidates by pass 1, with their pages, and every
+    candidate whose source supplied its page's text, with that text (not fetched, not counted in FETCH_TOP)."""
     # pass 1 chooses by its score fused with SearXNG's rank: on thin snippets the score alone left pages SearXNG
     # had right unfetched (measured on the dev set), and only fetched pages can prove themselves
     order = (rrf({"score": list(preliminary.scores), "prior": prior(candidates)}, {"score": 0.5}, settings.rrf_k)
              if preliminary else range(len(candidates)))
-    top = [candidates[i] for i in order][: query.fetch_top if query.fetch_top is not None else settings.fetch_top]
     # when formats will want these pages as Documents, one extraction serves ranking and the Documents both
     how = Extraction(document=bool(query.scrape_formats) and query.main_content_only,
                      chunk_chars=settings.chunk_chars, max_bytes=settings.rank_max_bytes)
-    pages = await ctx.load_pages([c.url for c in top], how)
+    supplied = {c.url: page for c in candidates if (page := supplied_page(c.hit, how)) is not None}
+    top = [candidates[i] for i in order if candidates[i].url not in supplied]
+    fetched = await ctx.load_pages([c.url for c in top[: query.fetch_top if query.fetch_top is not None
+                                                      else settings.fetch_top]], how)
+    pages = {**fetched, **supplied}
     with_pages = tuple(replace(c, page=pages[c.url]) if c.url in pages else c for c in candidates)
-    return with_pages, failed_pages(pages)
+    return with_pages, failed_pages(fetched)
 
 
 def _placed_unscored(judged: list[Judged], cut: frozenset[int], preliminary: Ratings | None
@@ -361,11 +366,13 @@ def _explain_row(judged: Judged) -> ExplainRow:
     candidate, page = judged.candidate, judged.candidate.page
     return ExplainRow(
         url=candidate.url, title=candidate.title, searxng_rank=candidate.rank,
-        fetch=None if page is None else ("ok" if page.extracted else str(page.error)),
+        fetch=None if page is None else "supplied" if page.fetched.supplied else (
+            "ok" if page.extracted else str(page.error)),
         content_chars=len(page.extracted.markdown) if page and page.extracted else 0,
         pass1_score=_rounded(judged.preliminary), score=_rounded(judged.score), rank_score=_rounded(judged.fused),
         decision="kept" if judged.kept else "pruned", reason=judged.reason,
-        features={name: round(value, 4) for name, value in judged.features.items()}, probability=judged.probability)
+        features={name: round(value, 4) for name, value in judged.features.items()}, probability=judged.probability,
+        found_by=candidate.hit.found_by)
 
 
 def _rounded(value: float | None) -> float | None:

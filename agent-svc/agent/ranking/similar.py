@@ -24,11 +24,12 @@ from agent.core.query import SearchQuery
 from agent.core.sources import DEFAULT_SOURCE
 from agent.errors import Degraded, SearchTimeout, WispError
 from agent.pages.loading import failed_pages
-from agent.ranking.candidates import Candidate, interleave
+from agent.ranking.candidates import Candidate
 from agent.ranking.settings import RankingSettings
 from agent.retrieval.dedupe import dedupe, normalize_url
 from agent.retrieval.indexed import index_hits
 from agent.retrieval.searxng_results import retrieve_candidates
+from agent.retrieval.sourced import interleave
 from agent.upstream.clients import Upstreams
 from agent.upstream.semantic import SemanticClient
 

@@ -63,4 +63,4 @@ def _indexed(chunk: dict[str, Any]) -> IndexedHit:
     title = str(chunk.get("title") or url)
     passage = Passage(url, title, Chunk(int(chunk.get("chunk_index") or 0), text, str(chunk.get("heading") or "")),
                       float(chunk["score"]), _probability(chunk))
-    return IndexedHit(Hit(url=url, title=title, content=text, engines=("index",)), passage)
+    return IndexedHit(Hit(url=url, title=title, content=text, engines=("index",), found_by=("index",)), passage)

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 import httpx
 
+from agent.core.tiers import TierStore
 from agent.upstream.llm import LLMClient
 from agent.upstream.searxng import PagePolicy, SearxngClient
 from agent.upstream.semantic import IndexReach, SemanticClient
-from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings
+from agent.upstream.settings import LLMSettings, SearxngSettings, SemanticSvcSettings, SourcesSettings
+from agent.upstream.sources.routing import CandidateSources
 
 
 @dataclass(frozen=True)
@@ -19,11 +21,13 @@ class Upstreams:
     searxng: SearxngClient
     semantic: SemanticClient
     llm: LLMClient  # rich answers and the LLM formats
+    sources: CandidateSources | None = None  # SEARCH_SOURCES; None: SearXNG alone
 
     @classmethod
-    def of(cls, searxng: SearxngSettings, semantic: SemanticSvcSettings, llm: LLMSettings, http: httpx.AsyncClient
-           ) -> Upstreams:
-        """The clients the settings describe, sharing one HTTP client (the LLM's SDK has its own)."""
+    def of(cls, searxng: SearxngSettings, semantic: SemanticSvcSettings, llm: LLMSettings, sources: SourcesSettings,
+           http: httpx.AsyncClient, tiers: TierStore) -> Upstreams:
+        """The clients the settings describe, sharing one HTTP client (the LLM's SDK has its own); `tiers`: where
+        the extra sources' routing state is kept."""
         return cls(
             SearxngClient(searxng.searxng_url, http, searxng.searxng_timeout_s, searxng.searxng_config_ttl_s,
                           searxng.engine_health_window_s, PagePolicy(searxng.searxng_page_size,
@@ -31,4 +35,5 @@ class Upstreams:
             SemanticClient(semantic.semantic_svc_url, http, semantic.semantic_timeout_s, semantic.index_collection,
                            IndexReach(semantic.index_chunks_per_result, semantic.vector_floor),
                            semantic.semantic_admission),
-            LLMClient(llm.llm_base_url, llm.llm_api_key, llm.llm_model, llm.llm_max_tokens, llm.llm_system_role))
+            LLMClient(llm.llm_base_url, llm.llm_api_key, llm.llm_model, llm.llm_max_tokens, llm.llm_system_role),
+            CandidateSources.of(sources, http, tiers) if sources.search_sources else None)

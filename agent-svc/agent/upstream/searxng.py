@@ -106,7 +106,7 @@ class SearxngClient:
     async def _get(self, path: str, params: dict[str, str], timeout_s: float) -> httpx.Response:
         url = self.base_url + path
         try:
-            response = await self._http.get(url, params=params, timeout=timeout_s, headers=_HEADERS)
+            response = await self._http.get(url, params=params, timeout=timeout_s, headers=SEARXNG_HEADERS)
         except httpx.TimeoutException as e:
             raise UpstreamError(f"SearXNG at {self.base_url} did not answer within {timeout_s:.1f} s") from e
         except httpx.HTTPError as e:
@@ -115,7 +115,7 @@ class SearxngClient:
 
 
 # SearXNG's bot detection wants to know the client address even on loopback
-_HEADERS = {"Accept": "application/json", "X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1"}
+SEARXNG_HEADERS = {"Accept": "application/json", "X-Forwarded-For": "127.0.0.1", "X-Real-IP": "127.0.0.1"}
 
 
 def _raise_for_status(response: httpx.Response) -> None:

@@ -1,11 +1,13 @@
-"""The upstream services' settings: SearXNG, semantic-svc and its index, the LLM. Their clients are made from
-these at start-up; no other stage reads them."""
+"""The upstream services' settings: SearXNG, semantic-svc and its index, the LLM, the extra sources (their
+entries' shape is in sources/settings.py). Their clients are made from these at start-up; no other stage reads
+them."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agent.core.section import Section
+from agent.upstream.sources.settings import SourceConfig, distinct_sources
 
 # bench/vector_eval.py on the dev set with the offline embedder, 3 crawled sites (845 pages, 10,007 chunks): the
 # best chunk of the 16 queries about them scored cosine 0.613–0.848, of the 47 others 0.298–0.560; the midpoint,
@@ -56,3 +58,22 @@ class LLMSettings(Section):
     llm_system_role: bool = Field(True, description="false: send the system message at the top of the user turn, "
                                   "for chat templates that drop system messages (Gemma's)")
     llm_max_tokens: int = Field(320, ge=16, le=8192, description="Longest answer, in tokens")
+
+
+class SourcesSettings(Section):
+    """Extra candidate sources queried beside SearXNG, and their bounds."""
+
+    search_sources: list[SourceConfig] = Field(
+        default_factory=list, max_length=8, description="Extra candidate sources, a JSON list (docs/configuration.md"
+        ", \"Extra sources\"); empty: SearXNG alone")
+    sources_timeout_s: float = Field(5.0, gt=0, le=30, description="Longest wait for the extra sources, within the "
+                                     "time the pipeline leaves for SearXNG")
+    source_max_bytes: int = Field(4_000_000, ge=10_000, le=50_000_000, description="Largest answer read from one "
+                                  "extra source")
+    source_text_chars: int = Field(20_000, ge=500, le=200_000, description="Most characters of page text kept of "
+                                   "one extra source's result")
+
+    @field_validator("search_sources")
+    @classmethod
+    def _distinct_sources(cls, sources: list[SourceConfig]) -> list[SourceConfig]:
+        return distinct_sources(sources)

@@ -35,6 +35,7 @@ from agent.core.query import PageAsk, SearchQuery, SourceRequest
 from agent.core.sources import DEFAULT_SOURCE, source
 from agent.errors import BadRequest, InvalidRequestBody
 from agent.retrieval.translation import CATEGORY_ALIASES, category_label, normalize_domains
+from agent.upstream.sources.settings import RESERVED
 
 MAX_SAFE_INTEGER = 2**53 - 1  # zod's .int() on Firecrawl's side: larger numbers are not integers to its clients
 SafeInt = Annotated[StrictInt, Field(le=MAX_SAFE_INTEGER)]
@@ -293,6 +294,8 @@ def _item(name: str, hit: Hit, position: int, categories: list[str]) -> dict[str
     item["position"] = position
     if shape != "images" and (label := category_label(hit.url, categories)):
         item["category"] = label
+    if hit.found_by and hit.found_by[0] not in RESERVED:
+        item["engine"] = hit.found_by[0]  # the extra source (SEARCH_SOURCES) that returned it
     return item
 
 

@@ -65,7 +65,7 @@ BROWSER_RENDER_SECONDS = Histogram("wisp_agent_browser_render_seconds", "Time to
 BROWSER_PAGES = Gauge("wisp_agent_browser_pages", "Pages open in the browser now")
 BROWSER_STARTS = Counter("wisp_agent_browser_starts", "Chromium started: the first page, after idling, a crash, or "
                          "growing past BROWSER_MAX_RSS_MB")
-SourceCall = Literal["ok", "skipped", "credit", "rate", "server", "garbage", "refused", "rejected"]
+SourceCall = Literal["ok", "skipped", "credit", "rate", "server", "garbage", "refused", "slow", "rejected"]
 TierStatus = Literal["usable", "parked", "backoff", "capped"]
 SOURCE_CALLS = Counter("wisp_agent_source_calls", "Calls of the extra candidate sources (SEARCH_SOURCES) by source, "
                        "tier and outcome: ok, skipped (held or capped: not called), or the failure", ["source", "tier",

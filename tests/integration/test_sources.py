@@ -98,16 +98,18 @@ def faulty(stack: OfflineStack, tmp_path: Path) -> Iterator[tuple[SourceStub, st
 def test_a_failing_source_is_bounded_backed_off_and_said(faulty: tuple[SourceStub, str], mode: str) -> None:
     misbehaving, agent = faulty
     misbehaving.mode = mode
-    started = time.monotonic()
-    body = search(agent)
-    assert time.monotonic() - started < BOUND_S + 2.5  # SearXNG's own time, plus the bound at most
-    assert body["data"]["web"] and all("engine" not in r for r in body["data"]["web"])
-    assert "extra source stub gave nothing (keyed backed off until" in body["warning"]
+    forgiven = 1 if mode in ("hang", "drip") else 0  # a timeout backs off when the call before failed too
+    for said in ["timed out"] * forgiven + ["backed off until"]:
+        started = time.monotonic()
+        body = search(agent)
+        assert time.monotonic() - started < BOUND_S + 2.5  # SearXNG's own time, plus the bound at most
+        assert body["data"]["web"] and all("engine" not in r for r in body["data"]["web"])
+        assert f"extra source stub gave nothing (keyed {said}" in body["warning"]
     again = search(agent)
-    assert misbehaving.called == 1  # backed off: not called again
+    assert misbehaving.called == 1 + forgiven  # backed off: not called again
     assert "keyed backed off until" in again["warning"]
     tier = httpx.get(agent + "/readyz").json()["sources"]["stub"]["tiers"][0]
-    assert tier["state"] == "backoff" and tier["failures"] == 1
+    assert tier["state"] == "backoff" and tier["failures"] == 1 + forgiven
     until = time.mktime(time.strptime(tier["until"][:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
     assert 14 * 60 < until - time.time() <= 15 * 60
 

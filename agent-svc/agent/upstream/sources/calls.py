@@ -22,10 +22,10 @@ from agent.core.dates import parse_iso
 from agent.core.hits import Hit
 from agent.upstream.searxng import usable_url
 
-# credit: out of credit (402), parks the tier; rate (429), server (5xx, a timeout, no connection) and garbage (a
-# body that is no answer) back it off; refused (401, 403: the key) backs it off too; rejected (another 4xx: this
-# query) costs this search alone
-Failure = Literal["credit", "rate", "server", "garbage", "refused", "rejected"]
+# credit: out of credit (402), parks the tier; rate (429), server (5xx, no connection) and garbage (a body that is
+# no answer) back it off; refused (401, 403: the key) backs it off too; slow (no answer within the bound) backs it
+# off when the call before failed too; rejected (another 4xx: this query) costs this search alone
+Failure = Literal["credit", "rate", "server", "garbage", "refused", "slow", "rejected"]
 TITLE_CHARS = 500
 SNIPPET_CHARS = 2_000
 URL_CHARS = 2_048
@@ -79,7 +79,7 @@ async def _answer(http: httpx.AsyncClient, request: httpx.Request, endpoint: End
     try:
         response = await http.send(request, stream=True, follow_redirects=False)
     except httpx.TimeoutException:
-        raise SourceFailure("server", "did not answer in time") from None
+        raise SourceFailure("slow", "did not answer in time") from None
     except httpx.HTTPError as e:
         raise SourceFailure("server", f"unreachable ({type(e).__name__})") from None
     try:
@@ -100,7 +100,7 @@ async def _bounded_body(response: httpx.Response, max_bytes: int) -> bytes:
             if len(read) > max_bytes:
                 raise SourceFailure("garbage", f"answered more than {max_bytes} bytes")
     except httpx.TimeoutException:
-        raise SourceFailure("server", "stopped answering mid-body") from None
+        raise SourceFailure("slow", "stopped answering mid-body") from None
     except httpx.HTTPError as e:
         raise SourceFailure("server", f"broke off its answer ({type(e).__name__})") from None
     return bytes(read)

@@ -4,8 +4,10 @@ its first tier that may be asked, all within one bound (seed 001: the hosted API
 Routing never costs money by surprise and never waits on a dead source:
 - a 402 (or an out-of-credit error written in a 200) parks the tier until its reset, the tier's `reset_day` of
   the next month at 00:00 UTC;
-- a 429, a 5xx, a timeout, a body that is no answer, or a refused key backs it off: 15 minutes after the first
-  failure, doubling with each consecutive one, at most 6 hours; an answer forgets them;
+- a 429, a 5xx, a body that is no answer, or a refused key backs it off: 15 minutes after the first failure,
+  doubling with each consecutive one, at most 6 hours; an answer forgets them;
+- a timeout is forgiven once (a cold or busy source answers the next call; measured with a second Wisp whose first
+  answer took longer than the bound): it backs the tier off when the call before it failed too;
 - a tier with `daily_cap` calls this UTC day is not called again before the next;
 - a tier held in any of these ways is not called at all: the next tier is tried, then the search goes on without
   the source, and says so.
@@ -132,7 +134,7 @@ class CandidateSources:
                 why.append(f"{tier.name} {await self._failed(source, tier, e.failure)}: {e}")
                 continue
             except TimeoutError:
-                why.append(f"{tier.name} {await self._failed(source, tier, 'server')}: no answer in {left:.1f} s")
+                why.append(f"{tier.name} {await self._failed(source, tier, 'slow')}: no answer in {left:.1f} s")
                 continue
             except Exception as e:
                 log.warning("source %s tier %s: answer unreadable (%s)", source.name, tier.name, type(e).__name__)
@@ -155,6 +157,10 @@ class CandidateSources:
         if failure == "rejected":
             return "failed"
         failures = await self._store.failed(tier.key)
+        if failure == "slow":
+            if failures == 1:
+                return "timed out (backed off if its next call fails too)"
+            failures -= 1  # the forgiven timeout does not lengthen the back-off
         until = now + backoff_s(failures)
         await self._store.hold(tier.key, "backoff", until)
         return f"backed off until {_iso(until)} (failure {failures} in a row)"

@@ -1,7 +1,7 @@
 """The extra sources' routing with an injected clock and a real httpx client over a mock transport: a 402 parks a
 tier until its reset, a 429 or a 5xx backs it off on the documented schedule (15 minutes, doubling, at most 6
 hours), an answer forgets the failures, a daily cap holds, a held tier is never called and the next one is, and a
-source that hangs, drips, floods or answers garbage is bounded and backed off."""
+source that hangs, drips, floods or answers garbage is bounded and backed off (a timeout after one forgiven)."""
 
 import asyncio
 import json
@@ -194,12 +194,27 @@ def test_a_source_that_hangs_or_drips_is_bounded_and_backed_off(answer: Any) -> 
     api, clock = Api(), Clock()
     api.answers = {"keyed.test": answer}
     sources = router(api, clock, tiers=[{"name": "keyed", "url": "https://keyed.test", "key": KEY}], timeout_s=0.5)
-    started = time.monotonic()
-    answered = search(sources, bound_s=5.0)
-    assert time.monotonic() - started < 1.5
-    assert "backed off" in answered.skipped and ("in time" in answered.skipped or "no answer" in answered.skipped)
+    for said in ("timed out (backed off if its next call fails too)", "backed off until"):
+        started = time.monotonic()
+        answered = search(sources, bound_s=5.0)
+        assert time.monotonic() - started < 1.5
+        assert said in answered.skipped and ("in time" in answered.skipped or "no answer" in answered.skipped)
     assert search(sources).skipped.startswith("keyed backed off")
-    assert len(api.calls) == 1
+    assert len(api.calls) == 2  # a timeout is forgiven once
+    state = asyncio.run(sources.report())["sources"]["exa"]["tiers"][0]
+    assert datetime.fromisoformat(state["until"]).timestamp() == clock.now + 15 * 60
+
+
+def test_a_timeout_after_an_answer_is_forgiven() -> None:
+    api, clock = Api(), Clock()
+    api.answers = {"keyed.test": _hang}
+    sources = router(api, clock, tiers=[{"name": "keyed", "url": "https://keyed.test", "key": KEY}], timeout_s=0.2)
+    search(sources)
+    api.answers["keyed.test"] = results("https://a.test/1")
+    assert search(sources).tier == "keyed"
+    api.answers["keyed.test"] = _hang
+    assert "timed out" in search(sources).skipped
+    assert asyncio.run(sources.report())["sources"]["exa"]["tiers"][0]["state"] == "usable"
 
 
 @pytest.mark.parametrize(("body", "said"), [

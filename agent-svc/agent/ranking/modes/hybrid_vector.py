@@ -58,7 +58,8 @@ async def merged_pool(query: SearchQuery, ctx: SearchContext, up: Upstreams, siz
     for key, found in chunks.items():  # the index's hit carries the page's best chunk
         searx_hit = by_key.get(key)
         by_key[key] = replace(found.hit, engines=found.hit.engines + searx_hit.engines,
-                              found_by=searx_hit.found_by + found.hit.found_by) if searx_hit else found.hit
+                              found_by=searx_hit.found_by + found.hit.found_by, text=searx_hit.text
+                              ) if searx_hit else found.hit
     fused = merged_scores([[normalize_url(h.url) for h in hits], [normalize_url(i.hit.url) for i in indexed]],
                           [1.0, index_weight], settings.rrf_k)
     return outcome, tuple(Candidate(by_key[key], rank, indexed=chunks[key].passage if key in chunks else None,

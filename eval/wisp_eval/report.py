@@ -99,17 +99,17 @@ def markdown(meta: dict[str, Any], summary: list[dict], rows: list[Row], baselin
     ]
     for s in summary:
         lines.append(
-            f"| {s['mode']} | {_fmt(s[f'ndcg@{k}'])} | {_fmt(s[f'success@{k}'])} | {_fmt(s['answerable'])} "
-            f"| {_fmt(s['abstention_on_unanswerable'])} | {_fmt(s['latency_ms']['p50'], 0)} "
-            f"| {_fmt(s['latency_ms']['p95'], 0)} | {_versus(s, f'ndcg@{k}', baseline)} "
-            f"| {_versus(s, 'answerable', baseline)} | {s['errors']} | {s['searxng_order']} "
+            f"| {s['mode']} | {fmt(s[f'ndcg@{k}'])} | {fmt(s[f'success@{k}'])} | {fmt(s['answerable'])} "
+            f"| {fmt(s['abstention_on_unanswerable'])} | {fmt(s['latency_ms']['p50'], 0)} "
+            f"| {fmt(s['latency_ms']['p95'], 0)} | {versus(s, f'ndcg@{k}', baseline)} "
+            f"| {versus(s, 'answerable', baseline)} | {s['errors']} | {s['searxng_order']} "
             f"| {s['first_pass']} | {s['partial_ranking']} |"
         )
     lines += ["", "## Time per stage (from `timings_ms`)", "",
               "| mode | stage | p50 ms | p95 ms |", "|---|---|---|---|"]
     for s in summary:
         for stage, spread in s["stages_ms"].items():
-            lines.append(f"| {s['mode']} | {stage} | {_fmt(spread['p50'], 1)} | {_fmt(spread['p95'], 1)} |")
+            lines.append(f"| {s['mode']} | {stage} | {fmt(spread['p50'], 1)} | {fmt(spread['p95'], 1)} |")
     modes = [s["mode"] for s in summary]
     lines += ["", f"## Per query: nDCG@{k} / answer found", "", "| qid | query | " + " | ".join(modes) + " |",
               "|---|---|" + "---|" * len(modes)]
@@ -145,7 +145,8 @@ def plot(path: Path, summary: list[dict], k: int) -> None:
     plt.close(figure)
 
 
-def _versus(summary: dict, metric: str, baseline: str) -> str:
+def versus(summary: dict, metric: str, baseline: str) -> str:
+    """A summary's wins/losses/ties against the baseline on `metric`, with the sign test's p, as a table cell."""
     if summary["mode"] == baseline:
         return "baseline"
     t = summary["vs_baseline"][metric]
@@ -162,5 +163,6 @@ def _cell(row: Row) -> str:
     return f"{ndcg} / {found}"
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number as a table cell, a dash for none."""
     return "–" if value is None else f"{value:.{digits}f}"

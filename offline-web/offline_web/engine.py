@@ -63,10 +63,12 @@ class SearchEngine:
         time_range: str | None = None,
         honour_operators: bool = True,
         today: date | None = None,
+        hosts: tuple[str, ...] = (),
     ) -> list[dict]:
-        """Results of one page, best first: dicts with url (host/path), title, content, score, published."""
+        """Results of one page, best first: dicts with url (host/path), title, content, score, published; with
+        `hosts`, only pages on those hosts, as an engine that indexes no other sites."""
         parsed = parse_query(q, honour_operators)
-        where, args = self._filters(parsed, category, time_range, today or date.today())
+        where, args = self._filters(parsed, category, time_range, today or date.today(), hosts)
         if not parsed.terms:
             # a bare site: query lists that site's pages, as real engines do
             return self._listing(where, args, pageno) if parsed.sites and category == "general" else []
@@ -108,9 +110,13 @@ class SearchEngine:
                 for url, title, snippet, published in rows]
 
     @staticmethod
-    def _filters(parsed: ParsedQuery, category: str, time_range: str | None, today: date) -> tuple[str, list]:
+    def _filters(parsed: ParsedQuery, category: str, time_range: str | None, today: date,
+                 hosts: tuple[str, ...]) -> tuple[str, list]:
         clauses: list[str] = []
         args: list = []
+        if hosts:
+            clauses.append("(" + " OR ".join("url LIKE ?" for _ in hosts) + ")")
+            args += [f"{h}/%" for h in hosts]
         if parsed.sites:
             clauses.append("(" + " OR ".join("url LIKE ? OR url LIKE ?" for _ in parsed.sites) + ")")
             args += [pattern for s in parsed.sites for pattern in (f"{s}/%", f"%.{s}/%")]

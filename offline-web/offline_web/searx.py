@@ -23,9 +23,10 @@ EXAMPLE_SETTINGS = Path("/usr/share/doc/searx/examples/settings.yml")
 _YAML_TO_JSON = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)"
 
 
-def engines(web_url: str) -> list[dict]:
+def engines(web_url: str, hosts: tuple[str, ...] = ()) -> list[dict]:
     """The engine pool: one per Firecrawl source and category the tests use, plus a slow and a failing one, and a
-    patient pool whose stuck engine waits 20 s: only a request's own timeout ends a search of it early.
+    patient pool whose stuck engine waits 20 s: only a request's own timeout ends a search of it early; with
+    `hosts`, every engine finds pages on those hosts only.
 
     The general engine is the stock json_engine and the science engine the stock xpath engine (which
     ignores `site:` like many real engines); news, images and it use the custom module.
@@ -36,7 +37,7 @@ def engines(web_url: str) -> list[dict]:
         "engine": "json_engine", "results_query": "results", "url_query": "url",
         "title_query": "title", "content_query": "content", **common,
     }
-    return [
+    pool = [
         {"name": "localweb", "shortcut": "lw", "categories": "general", "paging": True, "time_range_support": True,
          "search_url": f"{web_url}/search?q={{query}}&format=json&pageno={{pageno}}", **json_engine},
         {"name": "localnews", "shortcut": "ln", "categories": "news", "engine": custom, "base_url": web_url,
@@ -64,6 +65,15 @@ def engines(web_url: str) -> list[dict]:
         {"name": "localstuck", "shortcut": "lstuck", "categories": "patient",
          "search_url": f"{web_url}/search?q={{query}}&format=json&delay_ms=40000", **json_engine, "timeout": 20.0},
     ]
+    return [_on_hosts(engine, hosts) for engine in pool] if hosts else pool
+
+
+def _on_hosts(engine: dict, hosts: tuple[str, ...]) -> dict:
+    """`engine` asking the offline web for results on `hosts` only: in its URL, or through the custom module."""
+    listed = ",".join(hosts)
+    if "search_url" in engine:
+        return {**engine, "search_url": f"{engine['search_url']}&hosts={listed}"}
+    return {**engine, "hosts": listed}
 
 
 def internet_settings(port: int, example: Path = EXAMPLE_SETTINGS) -> dict:
@@ -79,8 +89,8 @@ def internet_settings(port: int, example: Path = EXAMPLE_SETTINGS) -> dict:
     return own
 
 
-def settings(port: int, web_url: str) -> dict:
-    """A full settings file for Debian searx 1.1.0 (it has no defaults to merge with)."""
+def settings(port: int, web_url: str, hosts: tuple[str, ...] = ()) -> dict:
+    """A full settings file for Debian searx 1.1.0 (it has no defaults to merge with); `hosts`: see `engines`."""
     return {
         "general": {"debug": False, "instance_name": "wisp-offline-searx", "contact_url": False, "enable_stats": False},
         "search": {
@@ -99,7 +109,7 @@ def settings(port: int, web_url: str) -> dict:
         },
         "outgoing": {"request_timeout": 3.0, "useragent_suffix": "", "pool_connections": 100, "pool_maxsize": 10},
         "checker": {"off_when_debug": True},
-        "engines": engines(web_url),
+        "engines": engines(web_url, hosts),
         "locales": {"en": "English"},
         "doi_resolvers": {"oadoi.org": "https://oadoi.org/"},
         "default_doi_resolver": "oadoi.org",
@@ -107,14 +117,15 @@ def settings(port: int, web_url: str) -> dict:
 
 
 class Searx(Service):
-    """Debian searx on a free loopback port (or `port`), its engines pointed at the offline web at `web_url`,
-    or, with no `web_url`, searx's default internet engines."""
+    """Debian searx on a free loopback port (or `port`), its engines pointed at the offline web at `web_url` (at
+    its pages on `hosts` only, when given), or, with no `web_url`, searx's default internet engines."""
 
-    def __init__(self, web_url: str | None, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, web_url: str | None, workdir: Path, port: int | None = None,
+                 hosts: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
         settings_path = workdir / "settings.yml"
         workdir.mkdir(parents=True, exist_ok=True)
-        chosen = settings(self.port, web_url) if web_url else internet_settings(self.port)
+        chosen = settings(self.port, web_url, hosts) if web_url else internet_settings(self.port)
         # JSON is valid YAML, and needs no YAML library here
         settings_path.write_text(json.dumps(chosen, indent=2))
         env = {"SEARX_SETTINGS_PATH": str(settings_path), "SEARX_DEBUG": "0", "PYTHONPATH": ""}

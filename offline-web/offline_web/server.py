@@ -1,7 +1,8 @@
 """A loopback-only web server for the offline web: pages under /<host>/<path>, the search engine, test routes.
 
 Every host contains a dot, so a first path segment without one is a service route: /search and /html
-(the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine), /healthz, and the robustness
+(the engine, in SearXNG-JSON and in plain HTML for searx's xpath engine; `hosts=a,b` keeps the results on those
+hosts, an engine indexing only them), /healthz, and the robustness
 routes for fetchers: `?delay_ms=N` on any URL, `?gzip=1` on any page, /_test/status/<code>,
 /_test/redirect?to=URL,
 /_test/hang?seconds=S (accepts, never answers), /_test/long?kb=N, /_test/tiny?kb=N (tiny paragraphs),
@@ -174,6 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
             pageno=int(query["pageno"]) if query.get("pageno", "").isdigit() else 1,
             time_range=query.get("time_range") or None,
             honour_operators=query.get("ops") != "ignore",
+            hosts=tuple(h for h in query.get("hosts", "").split(",") if h),
         )
         for r in results:
             r["url"] = host + r["url"]

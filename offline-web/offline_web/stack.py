@@ -56,12 +56,13 @@ def prepare_index(sites_path: Path, cache: Path | None = None) -> tuple[list[Sit
 @contextmanager
 def offline_search_stack(sites_path: Path, workdir: Path, web_port: int = 0, searx_port: int | None = None,
                          robots_txt: str = "", sitemaps: bool = False,
-                         scripted_hosts: tuple[str, ...] = ()) -> Iterator[OfflineStack]:
-    """The offline web and searx in front of it; `scripted_hosts`: hosts whose HTML pages a script fills in."""
+                         scripted_hosts: tuple[str, ...] = (), hosts: tuple[str, ...] = ()) -> Iterator[OfflineStack]:
+    """The offline web and searx in front of it; `scripted_hosts`: hosts whose HTML pages a script fills in;
+    `hosts`: the only hosts searx finds pages on (all when empty), though the web serves every site's pages."""
     sites, cache, db = prepare_index(sites_path)
     with OfflineWeb(sites, cache, db, port=web_port, robots_txt=robots_txt, sitemaps=sitemaps,
                     scripted_hosts=scripted_hosts) as web, \
-            Searx(web.url, workdir, port=searx_port) as searx:
+            Searx(web.url, workdir, port=searx_port, hosts=hosts) as searx:
         yield OfflineStack(web, searx)
 
 
@@ -74,6 +75,15 @@ def uvicorn_service(name: str, app: str, workdir: Path, env: dict[str, str], por
                "--log-level", "warning", "--timeout-keep-alive", "75"]  # as agent-svc's Dockerfile: see there
     return Service(name, command, f"http://127.0.0.1:{port}", workdir / f"{name}.log", env=env,
                    health_path=ready_path)
+
+
+def agent_service(name: str, searxng_url: str, workdir: Path, **env: str) -> Service:
+    """agent-svc on the SearXNG at `searxng_url`, fetching from the offline web, with job stores and a page cache
+    named after `name` in `workdir` (so that several run side by side); `env` adds to its settings or overrides them."""
+    return uvicorn_service(name, "agent.app:app", workdir, {
+        "SEARXNG_URL": searxng_url, "FETCH_ALLOW_HOSTS": "127.0.0.1",
+        "CRAWL_DB": str(workdir / f"{name}-crawls.sqlite"), "RESEARCH_DB": str(workdir / f"{name}-research.sqlite"),
+        "PAGE_CACHE_DIR": str(workdir / f"{name}-pages"), **env})
 
 
 def agent_app(checkout: Path) -> str:

@@ -2,7 +2,7 @@
 
 It runs inside searx's own interpreter (Debian's /usr/bin/python3), so it imports only what searx has.
 Every key of the engine's settings block is set on this module by searx: base_url, backend_cat,
-result_template and emit_extras come from there. Unlike the stock json_engine, it forwards language,
+result_template, emit_extras and hosts come from there. Unlike the stock json_engine, it forwards language,
 time range and safe search, and returns published dates, image sources and resolutions.
 """
 
@@ -18,6 +18,7 @@ time_range_support = True
 safesearch = True
 result_template = ""
 emit_extras = False  # an answer, a correction and an infobox, as rich engines send them
+hosts = ""  # comma-separated: the only hosts this engine finds pages on; empty: all
 
 
 def request(query, params):
@@ -30,6 +31,8 @@ def request(query, params):
         "language": params.get("language") or "",
         "safesearch": params.get("safesearch", 0),
     }
+    if hosts:
+        args["hosts"] = hosts
     params["url"] = base_url + "/search?" + urlencode(args)
     return params
 

@@ -1,8 +1,9 @@
 """Extra candidate sources (SEARCH_SOURCES) on a real agent-svc, a real searx over the offline web and the real
 semantic-svc: a source with text joins a ranked search (its passages reranked, never fetched, no duplicate, named
-in `explain` and as the result's `engine`); a second Wisp is a Tavily source and a second searx a SearXNG one; a
-402 parks a tier, a 429 backs it off, and replicas on one Redis share that; a source that hangs, drips, floods or
-answers garbage never holds a search past its bound. The hosted API is the one stand-in (tests/source_stub.py)."""
+in `explain` and as the result's `engine`); a second Wisp is a Tavily and a Firecrawl source, a second searx a
+SearXNG one; a 402 parks a tier, a 429 backs it off, and replicas on one Redis share that; a source that hangs,
+drips, floods or answers garbage never holds a search past its bound. The hosted API is the one stand-in
+(tests/source_stub.py)."""
 
 from __future__ import annotations
 
@@ -156,9 +157,11 @@ def test_replicas_on_one_redis_share_the_routing(stack: OfflineStack, redis_url:
             assert tier["state"] == "backoff" and tier["calls_today"] == 1
 
 
-def test_a_second_wisp_is_a_tavily_source_and_a_second_searx_a_searxng_one(
+def test_a_second_wisp_is_a_tavily_and_a_firecrawl_source_and_a_second_searx_a_searxng_one(
         stack: OfflineStack, fetching_agent: str, semantic_url: str, tmp_path: Path) -> None:
     config = json.dumps([{"name": "wisp2", "kind": "tavily", "tiers": [{"name": "lan", "url": fetching_agent}],
+                          "max_results": 3},
+                         {"name": "wisp3", "kind": "firecrawl", "tiers": [{"name": "lan", "url": fetching_agent}],
                           "max_results": 3},
                          {"name": "searx2", "kind": "searxng", "tiers": [{"name": "lan", "url": stack.searx.url}]}])
     with agent_service(stack.searx.url, tmp_path, "agent-chained", SEARCH_SOURCES=config, SEMANTIC_SVC_URL=semantic_url,
@@ -166,7 +169,8 @@ def test_a_second_wisp_is_a_tavily_source_and_a_second_searx_a_searxng_one(
         body = search(agent.url, retrieval_mode="hybrid", explain=True)
     rows = body["explain"]
     assert "warning" not in body or "extra source" not in body["warning"], body.get("warning")
-    wisp2 = [r for r in rows if "wisp2" in r["found_by"]]
-    assert wisp2 and all(r["fetch"] == "supplied" for r in wisp2)  # raw_content: the second Wisp's scrape
+    for name in ("wisp2", "wisp3"):  # raw_content, markdown: the second Wisp's scrape
+        found = [r for r in rows if name in r["found_by"]]
+        assert found and all(r["fetch"] == "supplied" for r in found), name
     assert any(r["found_by"][:2] == ["searxng", "searx2"] or r["found_by"][:2] == ["searxng", "wisp2"] for r in rows)
     assert len({r["url"] for r in rows}) == len(rows)

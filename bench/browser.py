@@ -48,6 +48,7 @@ from pathlib import Path
 
 import httpx
 
+from agent.pages.browser.processes import argv0, pss_mb
 from agent.pages.browser.settings import BrowserSettings
 from offline_web.corpus import site_dir
 from offline_web.processes import Service
@@ -89,13 +90,6 @@ def descendants(root: int, processes: dict[int, tuple[int, int]] | None = None) 
     return found - {root}
 
 
-def _argv0(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def _command(pid: int) -> str:
     """Its command line, or [its name] for a kernel thread."""
     try:
@@ -112,23 +106,14 @@ def rss_mb(pid: int) -> float:
         return 0.0
 
 
-def pss_mb(pid: int) -> float:
-    """The proportional set size: shared pages divided among the processes sharing them."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            return next(int(line.split()[1]) for line in rollup if line.startswith("Pss:")) / 1024
-    except (OSError, StopIteration, ValueError):
-        return 0.0
-
-
 def memory(agent_pid: int) -> dict[str, float]:
     """RSS in MB of the browser (Chromium and the Playwright driver under agent-svc; the sum counts a page shared
     by its processes once per process) and its PSS (each shared page counted once in all: what agent-svc compares
     with BROWSER_MAX_RSS_MB), of agent-svc's own process, and of its other children (extraction workers)."""
     browser = browser_pss = others = 0.0
     for pid in descendants(agent_pid):
-        argv0 = _argv0(pid)
-        if "chromium" in argv0 or "/playwright/driver/" in argv0:
+        argv = argv0(pid)
+        if "chromium" in argv or "/playwright/driver/" in argv:
             browser += rss_mb(pid)
             browser_pss += pss_mb(pid)
         else:

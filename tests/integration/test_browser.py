@@ -19,6 +19,7 @@ import pytest
 from firecrawl import Firecrawl
 from firecrawl.v2.utils.error_handler import BadRequestError
 
+from agent.pages.browser.processes import argv0, descendants
 from offline_web.stack import OfflineStack, offline_search_stack
 from tests.integration.conftest import MINI_SITES, agent_service, finished_crawl
 from tests.integration.test_sdk_js import call_js
@@ -244,21 +245,7 @@ def test_a_crashed_chromium_is_started_again_and_none_outlives_a_killed_agent_sv
 
 def _browser_processes(root: int) -> list[int]:
     """Chromium's processes and the Playwright driver under `root`."""
-    found, pending = [], [root]
-    while pending:
-        parent = pending.pop()
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-                argv0 = (stat.parent / "cmdline").read_bytes().split(b"\0", 1)[0]
-            except OSError:
-                continue
-            if int(fields[1]) == parent:
-                pid = int(stat.parent.name)
-                pending.append(pid)
-                if b"chromium" in argv0 or b"playwright" in argv0:
-                    found.append(pid)
-    return found
+    return [pid for pid in descendants(root) if "chromium" in (argv := argv0(pid)) or "playwright" in argv]
 
 
 def _chromium(pids: list[int]) -> int:

@@ -27,6 +27,7 @@ from agent.core.browsing import BrowserWork, Rendered, Viewport
 from agent.core.pages import Fetched, PageError
 from agent.pages.browser.actions import ActionFailed, perform, screenshot
 from agent.pages.browser.guard import GuardProxy
+from agent.pages.browser.processes import argv0, descendants, pss_mb
 from agent.pages.browser.settings import BrowserSettings
 from agent.pages.ssrf import Allowlist, Blocked, check_url
 
@@ -204,8 +205,8 @@ class Browser:
         """The memory of Chromium's processes and of the Playwright driver that runs it, each page they share
         counted once (PSS: a sum of their RSS counts an idle Chromium's 380 MB as 660)."""
         name = Path(self._settings.browser_executable).name
-        return sum(_pss_mb(pid) for pid in _descendants(os.getpid())
-                   if name in (argv0 := _argv0(pid)) or "/playwright/driver/" in argv0)
+        return sum(pss_mb(pid) for pid in descendants(os.getpid())
+                   if name in (argv := argv0(pid)) or "/playwright/driver/" in argv)
 
     async def close(self) -> None:
         if self._idle_task is not None:
@@ -251,36 +252,3 @@ def _browser_failure(error: PlaywrightError) -> str:
 def _sandbox_args() -> tuple[str, ...]:
     """Chromium's sandbox needs an unprivileged user; as root (a bare container) it refuses to start with it."""
     return ("--no-sandbox",) if os.geteuid() == 0 else ()
-
-
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, pending = [], list(children.get(root, []))
-    while pending:
-        pid = pending.pop()
-        found.append(pid)
-        pending.extend(children.get(pid, []))
-    return found
-
-
-def _argv0(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _pss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, IndexError, ValueError):
-        pass
-    return 0.0
